@@ -1,0 +1,130 @@
+/**
+ * The Fastify application: Octavia's v2 API under /v2 and /v2.0 (with and without the
+ * `lbaas/` segment), the embedded identity and network look-ups, and the cross-cutting
+ * rules every route shares (auth, Accept, JSON bodies, request ids, error bodies).
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import FindMyWay from 'find-my-way';
+import type { Logger } from 'pino';
+import { apiError } from '../domain/errors.js';
+import { MaxRequestBodyBytes } from '../domain/defaults.js';
+import type { RequestContext } from '../domain/context.js';
+import { decodeBody } from '../domain/schema-kit.js';
+import type { ApiDeps } from './context.js';
+import { sendError, toApiError } from './errors.js';
+import { versionRoutes } from './resources/versions.js';
+import { resourcePlugins, octaviaPlugins } from './resources/index.js';
+import { networkRoutes } from '../network/routes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+export interface AppOptions extends ApiDeps {
+  /** Turns a request's headers into its caller, or throws UNAUTHORIZED. */
+  authenticate(headers: Record<string, string | string[] | undefined>): Promise<RequestContext>;
+  /** Extra plugins mounted at their own prefixes (the embedded identity, key manager…). */
+  mounts?: Array<{ prefix: string; plugin: FastifyPluginAsync }>;
+  publicUrl(): string;
+  logger?: Logger | false;
+}
+
+/** Paths answered without a token, as keystonemiddleware skips them in Octavia. */
+function isPublicPath(url: string): boolean {
+  const path = url.split('?')[0]!;
+  return path === '/' || path === '/healthcheck' || path.startsWith('/identity');
+}
+
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept || !accept.trim()) return true;
+  return accept.split(',').some((part) => {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    return type === '*/*' || type === 'application/*' || type === 'application/json' || !type.includes('/');
+  });
+}
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger as unknown as FastifyBaseLogger } : { logger: false }),
+    bodyLimit: MaxRequestBodyBytes,
+    genReqId: () => `req-${randomUUID()}`,
+    disableRequestLogging: true,
+    // Octavia strips a trailing `.json` and tolerates a trailing slash.
+    rewriteUrl: (req) => (req.url ?? '/').replace(/\.json(?=\?|$)/, ''),
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+  });
+
+  // A second router of the same shape answers "which methods exist for this path?" for 405s.
+  const shapes = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  app.addHook('onRoute', (route) => {
+    for (const m of [route.method].flat()) if (m !== 'HEAD' && !shapes.find(m as 'GET', route.url)) shapes.on(m as 'GET', route.url, () => undefined);
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', 'text/javascript', 'application/javascript'], { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(apiError('INVALID_JSON'), undefined);
+    }
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    // Clients send bodiless PUTs (failover) with odd content types: only refuse a real body.
+    if (!(body as string).length) return done(null, undefined);
+    done(apiError('UNSUPPORTED_MEDIA_TYPE', req.headers['content-type'] ?? ''), undefined);
+  });
+
+  // Route schemas are TypeBox; they are applied by the WSME-compatible decoder, not ajv.
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart !== 'body') return () => true;
+    const root = Object.keys((schema as { properties?: object }).properties ?? {})[0] ?? 'body';
+    return (data: unknown) => {
+      try {
+        return { value: decodeBody(schema as never, data, root) };
+      } catch (e) {
+        return { error: e as Error };
+      }
+    };
+  });
+
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-openstack-request-id', req.id);
+    if (!acceptsJson(req.headers.accept)) throw apiError('NOT_ACCEPTABLE');
+    if (isPublicPath(req.url)) return;
+    req.ctx = await opts.authenticate(req.headers);
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = toApiError(err as Error);
+    if (e.status >= 500) req.log.error({ err }, 'request failed');
+    return sendError(reply, e, opts.publicUrl());
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allowed = ['GET', 'POST', 'PUT', 'DELETE'].filter((m) => shapes.find(m as 'GET', path));
+    if (allowed.length) {
+      reply.header('Allow', allowed.join(', '));
+      return sendError(reply, apiError('METHOD_NOT_ALLOWED'), opts.publicUrl());
+    }
+    return sendError(reply, apiError('ROUTE_NOT_FOUND'), opts.publicUrl());
+  });
+
+  await app.register(versionRoutes(opts));
+  for (const version of ['/v2', '/v2.0']) {
+    for (const plugin of resourcePlugins) {
+      await app.register(plugin(opts), { prefix: `${version}/lbaas` });
+      await app.register(plugin(opts), { prefix: version });
+    }
+    for (const plugin of octaviaPlugins) await app.register(plugin(opts), { prefix: `${version}/octavia` });
+  }
+  await app.register(networkRoutes(opts), { prefix: '/v2.0' });
+  for (const m of opts.mounts ?? []) await app.register(m.plugin, { prefix: m.prefix });
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,17 @@
+/** What every resource module of the API is given. */
+import type { Db } from '../db/database.js';
+import type { Config } from '../config.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { NetworkCatalog } from '../network/catalog.js';
+import type { JobSignal } from '../controller/signal.js';
+
+export interface ApiDeps {
+  readonly db: Db;
+  readonly config: Config;
+  readonly providers: ProviderRegistry;
+  readonly network: NetworkCatalog;
+  /** Wakes workers after a transaction that enqueued jobs has committed. */
+  readonly jobs: JobSignal;
+  /** The base URL clients reach this API at (links, catalog). */
+  publicUrl(): string;
+}

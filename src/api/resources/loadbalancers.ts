@@ -1,0 +1,288 @@
+/** /lbaas/loadbalancers: create (plain), list, show, update, delete, failover. */
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { ApiDeps } from '../context.js';
+import type { Database } from '../../db/schema.js';
+import { apiError } from '../../domain/errors.js';
+import type { RequestContext } from '../../domain/context.js';
+import { timestamp } from '../../domain/time.js';
+import { ipVersion } from '../../domain/net.js';
+import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
+import type { Static } from '../../domain/schema-kit.js';
+import { authorize, canSeeAllProjects } from '../../identity/policy.js';
+import { enqueue } from '../../controller/jobs.js';
+import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
+import { loadBalancerRelations, loadBalancerView, type LoadBalancerRow } from '../views/loadbalancer.js';
+import { writeTags } from '../tags.js';
+import { lockLoadBalancer } from '../locks.js';
+import { checkQuota } from '../quota.js';
+import type { SubnetDef } from '../../network/catalog.js';
+import type { ProviderDriver } from '../../providers/driver.js';
+import { insertGraphChildren, renderFullLoadBalancer } from '../graph.js';
+
+export const loadBalancerList: ListSpec = {
+  table: 'load_balancer',
+  tagged: true,
+  projectColumn: 'project_id',
+  attributes: {
+    id: { column: 'id', kind: 'uuid' },
+    name: { column: 'name', kind: 'string' },
+    description: { column: 'description', kind: 'string' },
+    provisioning_status: { column: 'provisioning_status', kind: 'string' },
+    operating_status: { column: 'operating_status', kind: 'string' },
+    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
+    project_id: { column: 'project_id', kind: 'string' },
+    tenant_id: { column: 'project_id', kind: 'string' },
+    created_at: { column: 'created_at', kind: 'string' },
+    updated_at: { column: 'updated_at', kind: 'string' },
+    vip_address: { column: 'vip_address', kind: 'string' },
+    vip_port_id: { column: 'vip_port_id', kind: 'uuid' },
+    vip_subnet_id: { column: 'vip_subnet_id', kind: 'uuid' },
+    vip_network_id: { column: 'vip_network_id', kind: 'uuid' },
+    vip_qos_policy_id: { column: 'vip_qos_policy_id', kind: 'uuid' },
+    vip_vnic_type: { column: 'vip_vnic_type', kind: 'string' },
+    provider: { column: 'provider', kind: 'string' },
+    flavor_id: { column: 'flavor_id', kind: 'uuid' },
+    availability_zone: { column: 'availability_zone', kind: 'string' },
+  },
+};
+
+type CreateInput = Static<typeof LoadBalancerCreateBody>['loadbalancer'];
+
+/** Loads a load balancer the caller may act on, or fails with 404/403 as Octavia does. */
+export async function loadBalancerFor(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete' | 'get_stats' | 'get_status' | 'put_failover'): Promise<LoadBalancerRow> {
+  const row = await deps.db.kysely.selectFrom('load_balancer').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || row.provisioning_status === 'DELETED') throw apiError('NOT_FOUND', 'Load Balancer', id);
+  authorize(ctx, 'loadbalancer', action, row.project_id);
+  return row;
+}
+
+export async function renderLoadBalancers(deps: ApiDeps, rows: LoadBalancerRow[]) {
+  const rel = await loadBalancerRelations(deps.db.kysely, rows.map((r) => r.id));
+  return rows.map((r) => loadBalancerView(r, rel));
+}
+
+interface ResolvedVip {
+  subnet: SubnetDef;
+  address: string | null;
+  portId: string | null;
+  qosPolicyId: string | null;
+}
+
+/** Octavia's VIP rules: one of port/network/subnet, each must exist and be usable by the project. */
+function resolveVip(deps: ApiDeps, b: CreateInput, projectId: string, port: { subnet_id: string; ip_address: string; device_id: string; qos_policy_id: string | null } | undefined): ResolvedVip {
+  const { network } = deps;
+  const visible = (networkId: string) => {
+    const n = network.network(networkId);
+    return n && (n.projects.length === 0 || n.projects.includes(projectId)) ? n : undefined;
+  };
+  if (b.vip_port_id) {
+    if (!port) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
+    if (port.device_id) throw apiError('VALIDATION', `Port ${b.vip_port_id} is already in use by ${port.device_id}.`);
+    const subnet = network.subnet(port.subnet_id)!;
+    if (!visible(subnet.network_id)) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
+    return { subnet, address: port.ip_address, portId: b.vip_port_id, qosPolicyId: b.vip_qos_policy_id ?? port.qos_policy_id };
+  }
+  let subnet: SubnetDef | undefined;
+  if (b.vip_subnet_id) {
+    subnet = network.subnet(b.vip_subnet_id);
+    if (!subnet || !visible(subnet.network_id)) throw apiError('INVALID_SUBRESOURCE', 'Subnet', b.vip_subnet_id);
+    if (b.vip_network_id && b.vip_network_id !== subnet.network_id)
+      throw apiError('VALIDATION', `Subnet ${b.vip_subnet_id} is not in network ${b.vip_network_id}.`);
+  } else if (b.vip_network_id) {
+    if (!visible(b.vip_network_id)) throw apiError('INVALID_SUBRESOURCE', 'Network', b.vip_network_id);
+    subnet = b.vip_address
+      ? network.subnets.find((s) => s.network_id === b.vip_network_id && s.ip_version === ipVersion(b.vip_address!))
+      : network.pickSubnet(b.vip_network_id);
+    if (!subnet) throw apiError('VALIDATION', `Network ${b.vip_network_id} has no subnet for the requested VIP.`);
+  } else {
+    throw apiError('VALIDATION', 'VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.');
+  }
+  return { subnet, address: b.vip_address ?? null, portId: null, qosPolicyId: b.vip_qos_policy_id ?? null };
+}
+
+/** Flavor, AZ and provider, checked in Octavia's order with its messages. */
+async function resolveProvider(deps: ApiDeps, b: CreateInput): Promise<{ driver: ProviderDriver; provider: string }> {
+  const db = deps.db.kysely;
+  let provider = b.provider ?? null;
+  if (b.flavor_id) {
+    const flavor = await db.selectFrom('flavor').innerJoin('flavor_profile', 'flavor_profile.id', 'flavor.flavor_profile_id').select(['flavor.enabled', 'flavor_profile.provider_name']).where('flavor.id', '=', b.flavor_id).executeTakeFirst();
+    if (!flavor) throw apiError('VALIDATION', 'Invalid flavor_id.');
+    if (!flavor.enabled) throw apiError('DISABLED_OPTION', 'flavor', b.flavor_id);
+    if (provider && provider !== flavor.provider_name) throw apiError('FLAVOR_PROVIDER_MISMATCH', b.flavor_id, provider);
+    provider = flavor.provider_name;
+  }
+  if (b.availability_zone) {
+    const az = await db.selectFrom('availability_zone').innerJoin('availability_zone_profile', 'availability_zone_profile.id', 'availability_zone.availability_zone_profile_id').select(['availability_zone.enabled', 'availability_zone_profile.provider_name']).where('availability_zone.name', '=', b.availability_zone).executeTakeFirst();
+    if (!az) throw apiError('VALIDATION', 'Invalid availability zone.');
+    if (!az.enabled) throw apiError('DISABLED_OPTION', 'availability_zone', b.availability_zone);
+    if (provider && provider !== az.provider_name) throw apiError('VALIDATION', `Availability zone '${b.availability_zone}' is not compatible with provider '${provider}'.`);
+    provider ??= az.provider_name;
+  }
+  provider ??= deps.providers.defaultProvider;
+  return { driver: deps.providers.get(provider), provider };
+}
+
+/**
+ * Writes a new load balancer (PENDING_CREATE) with its VIP port, in the caller's
+ * transaction. Graph create adds its children in the same transaction afterwards.
+ */
+export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Database>, ctx: RequestContext, b: CreateInput): Promise<{ row: LoadBalancerRow; driver: ProviderDriver }> {
+  const projectId = b.project_id ?? b.tenant_id ?? ctx.projectId;
+  if (!projectId)
+    throw apiError('VALIDATION', 'Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.');
+  authorize(ctx, 'loadbalancer', 'post', projectId);
+  const { network } = deps;
+  const port = b.vip_port_id ? await network.port(trx, b.vip_port_id) : undefined;
+  const vip = resolveVip(deps, b, projectId, port);
+  if (vip.qosPolicyId && !network.qosPolicy(vip.qosPolicyId)) throw apiError('INVALID_SUBRESOURCE', 'qos_policy', vip.qosPolicyId);
+  for (const sg of b.vip_sg_ids ?? []) if (!network.securityGroup(sg)) throw apiError('INVALID_SUBRESOURCE', 'Security Group', sg);
+  const additional = b.additional_vips ?? [];
+  const seenSubnets = new Set([vip.subnet.id]);
+  for (const av of additional) {
+    const s = network.subnet(av.subnet_id);
+    if (!s) throw apiError('INVALID_SUBRESOURCE', 'Subnet', av.subnet_id);
+    if (s.network_id !== vip.subnet.network_id) throw apiError('VALIDATION', 'All VIP subnets must belong to the same network.');
+    if (seenSubnets.has(s.id)) throw apiError('VALIDATION', 'Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.');
+    seenSubnets.add(s.id);
+  }
+  const { driver, provider } = await resolveProvider(deps, b);
+  const id = randomUUID();
+  const attrs = { ...b, id, project_id: projectId, provider };
+  driver.checks.loadBalancer?.(attrs);
+  await checkQuota(trx, deps.config, projectId, { load_balancer: 1 }, deps.db.dialect);
+
+  let portId = vip.portId;
+  let address = vip.address;
+  if (portId) {
+    await trx.updateTable('port').set({ device_id: id, device_owner: 'Octavia' }).where('id', '=', portId).execute();
+  } else {
+    const allocated = await network.allocatePort(trx, { subnet: vip.subnet, address, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}`, qosPolicyId: vip.qosPolicyId });
+    portId = allocated.id;
+    address = allocated.ip_address;
+  }
+  const additionalVips = [];
+  for (const av of additional) {
+    const p = await network.allocatePort(trx, { subnet: network.subnet(av.subnet_id)!, address: av.ip_address ?? null, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}` });
+    additionalVips.push({ subnet_id: av.subnet_id, ip_address: p.ip_address, port_id: p.id });
+  }
+  const row: LoadBalancerRow = {
+    id,
+    project_id: projectId,
+    name: b.name ?? '',
+    description: b.description ?? '',
+    provisioning_status: 'PENDING_CREATE',
+    operating_status: 'OFFLINE',
+    // Octavia's quirk: an explicit null admin_state_up means false.
+    admin_state_up: b.admin_state_up === undefined ? 1 : b.admin_state_up ? 1 : 0,
+    vip_address: address,
+    vip_port_id: portId,
+    vip_subnet_id: vip.subnet.id,
+    vip_network_id: vip.subnet.network_id,
+    vip_qos_policy_id: vip.qosPolicyId,
+    vip_sg_ids: JSON.stringify(b.vip_sg_ids ?? []),
+    vip_vnic_type: 'normal',
+    additional_vips: JSON.stringify(additionalVips),
+    provider,
+    flavor_id: b.flavor_id ?? null,
+    availability_zone: b.availability_zone ?? null,
+    status_reason: null,
+    created_at: timestamp(),
+    updated_at: null,
+  };
+  await trx.insertInto('load_balancer').values(row).execute();
+  await writeTags(trx, id, b.tags);
+  return { row, driver };
+}
+
+/** Parses `?cascade=` the way Octavia does (boolean strings). */
+function truthy(v: unknown): boolean {
+  return typeof v === 'string' && ['true', 't', 'yes', 'y', 'on', '1'].includes(v.toLowerCase());
+}
+
+export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
+  const { db } = deps;
+
+  app.get('/loadbalancers', async (req) => {
+    const ctx = req.ctx;
+    const seeAll = canSeeAllProjects(ctx);
+    authorize(ctx, 'loadbalancer', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
+    const query = req.query as Record<string, string | string[]>;
+    const q = parseListQuery(query, loadBalancerList, deps.config.api.paginationMaxLimit);
+    const page = await listPage<LoadBalancerRow>(db.kysely, loadBalancerList, q, projectScope(ctx, seeAll, query, 'load_balancer.project_id'), selfUrl(req, deps.publicUrl()));
+    const items = await renderLoadBalancers(deps, page.rows);
+    return { loadbalancers: items.map((i) => pickFields(i, q.fields)), loadbalancers_links: page.links };
+  });
+
+  app.get<{ Params: { id: string } }>('/loadbalancers/:id', async (req) => {
+    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'get_one');
+    const [view] = await renderLoadBalancers(deps, [row]);
+    return { loadbalancer: pickFields(view!, fieldsOf(req)) };
+  });
+
+  app.post('/loadbalancers', { schema: { body: LoadBalancerCreateBody } }, async (req, reply) => {
+    const b = (req.body as Static<typeof LoadBalancerCreateBody>).loadbalancer;
+    const body = await db.kysely.transaction().execute(async (trx) => {
+      const { row, driver } = await insertLoadBalancer(deps, trx, req.ctx, b);
+      await insertGraphChildren(deps, trx, req.ctx, row, driver, b);
+      await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.create' });
+      return row;
+    });
+    deps.jobs.notify();
+    return reply.code(201).send({ loadbalancer: await renderFullLoadBalancer(deps, body) });
+  });
+
+  app.put<{ Params: { id: string } }>('/loadbalancers/:id', { schema: { body: LoadBalancerUpdateBody } }, async (req) => {
+    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put');
+    const b = (req.body as Static<typeof LoadBalancerUpdateBody>).loadbalancer;
+    if (b.vip_qos_policy_id && !deps.network.qosPolicy(b.vip_qos_policy_id)) throw apiError('INVALID_SUBRESOURCE', 'qos_policy', b.vip_qos_policy_id);
+    for (const sg of b.vip_sg_ids ?? []) if (!deps.network.securityGroup(sg)) throw apiError('INVALID_SUBRESOURCE', 'Security Group', sg);
+    const driver = deps.providers.forLoadBalancer(row.provider);
+    driver.checks.loadBalancer?.({ ...row, ...b });
+    await db.kysely.transaction().execute(async (trx) => {
+      await lockLoadBalancer(trx, row.id, ['ACTIVE'], 'PENDING_UPDATE');
+      const set: Partial<LoadBalancerRow> = {};
+      if (b.name !== undefined) set.name = b.name ?? '';
+      if (b.description !== undefined) set.description = b.description ?? '';
+      if (b.admin_state_up !== undefined) set.admin_state_up = b.admin_state_up ? 1 : 0;
+      if (b.vip_qos_policy_id !== undefined) set.vip_qos_policy_id = b.vip_qos_policy_id;
+      if (b.vip_sg_ids !== undefined) set.vip_sg_ids = JSON.stringify(b.vip_sg_ids ?? []);
+      if (Object.keys(set).length) await trx.updateTable('load_balancer').set(set).where('id', '=', row.id).execute();
+      await writeTags(trx, row.id, b.tags);
+      await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.update' });
+    });
+    deps.jobs.notify();
+    const updated = await loadBalancerFor(deps, req.ctx, row.id, 'get_one');
+    const [view] = await renderLoadBalancers(deps, [updated]);
+    return { loadbalancer: view };
+  });
+
+  app.delete<{ Params: { id: string }; Querystring: { cascade?: string } }>('/loadbalancers/:id', async (req, reply) => {
+    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'delete');
+    const cascade = truthy(req.query.cascade);
+    await db.kysely.transaction().execute(async (trx) => {
+      if (!cascade) {
+        const child =
+          (await trx.selectFrom('listener').select('id').where('load_balancer_id', '=', row.id).executeTakeFirst()) ??
+          (await trx.selectFrom('pool').select('id').where('load_balancer_id', '=', row.id).executeTakeFirst());
+        if (child) throw apiError('VALIDATION', `Cannot delete Load Balancer ${row.id} - it has children`);
+      }
+      await lockLoadBalancer(trx, row.id, ['ACTIVE', 'ERROR'], 'PENDING_DELETE');
+      await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.delete', payload: { cascade } });
+    });
+    deps.jobs.notify();
+    return reply.code(204).send();
+  });
+
+  app.put<{ Params: { id: string } }>('/loadbalancers/:id/failover', async (req, reply) => {
+    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put_failover');
+    deps.providers.forLoadBalancer(row.provider).checks.operation?.('loadbalancer.failover');
+    await db.kysely.transaction().execute(async (trx) => {
+      await lockLoadBalancer(trx, row.id, ['ACTIVE', 'ERROR'], 'PENDING_UPDATE');
+      await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.failover' });
+    });
+    deps.jobs.notify();
+    return reply.code(202).send();
+  });
+};

@@ -1,0 +1,223 @@
+/**
+ * Options → defaults → validated config. Every process role reads the same shape: a YAML
+ * or JSON file (`--config` or OSTIA_CONFIG) merged over the embedded defaults, then checked
+ * against one TypeBox schema so a typo fails at start with the path that is wrong.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { QuotaResources } from './domain/defaults.js';
+
+const Subnet = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  cidr: Type.String(),
+  gateway_ip: Type.Union([Type.String(), Type.Null()]),
+  /** Addresses handed out are taken from here; the rest of the CIDR is reserved. */
+  allocation_pools: Type.Array(Type.Object({ start: Type.String(), end: Type.String() })),
+});
+
+const Network = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  /** Projects that may use it; empty = shared with every project. */
+  projects: Type.Array(Type.String()),
+  subnets: Type.Array(Subnet),
+});
+
+const Project = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() });
+const User = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  password: Type.String(),
+  /** project name → role names */
+  roles: Type.Record(Type.String(), Type.Array(Type.String())),
+});
+
+export const ConfigSchema = Type.Object({
+  dataDir: Type.String(),
+  database: Type.Object({ url: Type.String() }),
+  api: Type.Object({
+    host: Type.String(),
+    port: Type.Integer({ minimum: 0, maximum: 65535 }),
+    /** The URL clients reach us at; derived from host/port when empty. */
+    publicUrl: Type.String(),
+    paginationMaxLimit: Type.Integer({ minimum: 1 }),
+    defaultProvider: Type.String(),
+    enabledProviders: Type.Array(Type.String()),
+    healthcheckEnabled: Type.Boolean(),
+    allowTerminatedHttps: Type.Boolean(),
+    allowPrometheusListeners: Type.Boolean(),
+    allowPingHealthMonitors: Type.Boolean(),
+  }),
+  identity: Type.Object({
+    mode: Type.Union([Type.Literal('embedded'), Type.Literal('external'), Type.Literal('noauth')]),
+    region: Type.String(),
+    /** Signs embedded tokens; every api process of a deployment must share it. */
+    tokenSecret: Type.String(),
+    tokenTtlSeconds: Type.Integer({ minimum: 60 }),
+    projects: Type.Array(Project),
+    users: Type.Array(User),
+    external: Type.Object({
+      authUrl: Type.String(),
+      username: Type.String(),
+      password: Type.String(),
+      projectName: Type.String(),
+      userDomainName: Type.String(),
+      projectDomainName: Type.String(),
+      cacheSeconds: Type.Integer({ minimum: 0 }),
+    }),
+  }),
+  network: Type.Object({
+    networks: Type.Array(Network),
+    qosPolicies: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    securityGroups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    reservedMemberAddresses: Type.Array(Type.String()),
+  }),
+  quotas: Type.Object(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
+  worker: Type.Object({
+    /** How long a claimed job is ours without a heartbeat. */
+    leaseSeconds: Type.Number({ exclusiveMinimum: 0 }),
+    concurrency: Type.Integer({ minimum: 1 }),
+  }),
+  log: Type.Object({ level: Type.String() }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+// Stable ids so a restarted `ostia up` keeps its projects, users and networks.
+export const ADMIN_PROJECT_ID = '0a9b1a8e6f1e4c1c9b3f1c2d3e4f5a60';
+export const DEMO_PROJECT_ID = '5c5d3e6f7a8b4c9d8e0f1a2b3c4d5e61';
+export const ALT_PROJECT_ID = '7e8f9a0b1c2d4e3f9a8b7c6d5e4f3a62';
+export const VIP_NETWORK_ID = '1f0e2d3c-4b5a-4968-8776-655443322110';
+export const VIP_SUBNET_ID = '2a1b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+export const MEMBER_NETWORK_ID = '3b2c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e';
+export const MEMBER_SUBNET_ID = '4c3d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f';
+
+export function defaultConfig(dataDir: string): Config {
+  return {
+    dataDir,
+    database: { url: `sqlite:${join(dataDir, 'ostia.db')}` },
+    api: {
+      host: '127.0.0.1',
+      port: 9876,
+      publicUrl: '',
+      paginationMaxLimit: 1000,
+      defaultProvider: 'noop',
+      enabledProviders: ['noop'],
+      healthcheckEnabled: true,
+      allowTerminatedHttps: true,
+      allowPrometheusListeners: true,
+      allowPingHealthMonitors: true,
+    },
+    identity: {
+      mode: 'embedded',
+      region: 'RegionOne',
+      tokenSecret: '',
+      tokenTtlSeconds: 86400,
+      projects: [
+        { id: ADMIN_PROJECT_ID, name: 'admin', description: 'Cloud administrators' },
+        { id: DEMO_PROJECT_ID, name: 'demo', description: 'A tenant project' },
+        { id: ALT_PROJECT_ID, name: 'alt', description: 'A second tenant project' },
+      ],
+      users: [
+        { id: 'a0000000000000000000000000000001', name: 'admin', password: 'secret', roles: { admin: ['admin', 'member', 'reader'] } },
+        { id: 'a0000000000000000000000000000002', name: 'demo', password: 'secret', roles: { demo: ['member', 'reader'] } },
+        { id: 'a0000000000000000000000000000003', name: 'demo-reader', password: 'secret', roles: { demo: ['reader'] } },
+        { id: 'a0000000000000000000000000000004', name: 'alt', password: 'secret', roles: { alt: ['member', 'reader'] } },
+      ],
+      external: { authUrl: '', username: '', password: '', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default', cacheSeconds: 300 },
+    },
+    network: {
+      networks: [
+        {
+          id: VIP_NETWORK_ID,
+          name: 'public',
+          projects: [],
+          subnets: [{ id: VIP_SUBNET_ID, name: 'public-subnet', cidr: '127.16.0.0/16', gateway_ip: null, allocation_pools: [{ start: '127.16.0.10', end: '127.16.255.250' }] }],
+        },
+        {
+          id: MEMBER_NETWORK_ID,
+          name: 'private',
+          projects: [],
+          subnets: [{ id: MEMBER_SUBNET_ID, name: 'private-subnet', cidr: '127.32.0.0/16', gateway_ip: null, allocation_pools: [{ start: '127.32.0.10', end: '127.32.255.250' }] }],
+        },
+      ],
+      qosPolicies: [{ id: '5d4e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f70', name: 'default-qos' }],
+      securityGroups: [{ id: '6e5f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a81', name: 'default' }],
+      reservedMemberAddresses: ['169.254.169.254'],
+    },
+    quotas: { load_balancer: -1, listener: -1, pool: -1, health_monitor: -1, member: -1, l7policy: -1, l7rule: -1 },
+    worker: { leaseSeconds: 30, concurrency: 8 },
+    log: { level: 'info' },
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Objects merge key by key; arrays and scalars from the file replace the default. */
+export function deepMerge<T>(base: T, over: unknown): T {
+  if (!isObject(base) || !isObject(over)) return (over === undefined ? base : over) as T;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = k in base ? deepMerge((base as Record<string, unknown>)[k], v) : v;
+  return out as T;
+}
+
+export class ConfigError extends Error {}
+
+export interface ConfigOptions {
+  dataDir?: string;
+  file?: string;
+  /** Applied last: flags of the command line. */
+  overrides?: unknown;
+}
+
+export function loadConfig(opts: ConfigOptions = {}): Config {
+  const dataDir = resolve(opts.dataDir ?? process.env.OSTIA_DATA_DIR ?? '.ostia');
+  let merged: unknown = defaultConfig(dataDir);
+  const file = opts.file ?? process.env.OSTIA_CONFIG;
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`cannot read config file ${file}: ${(e as Error).message}`);
+    }
+    merged = deepMerge(merged, parseYaml(text));
+  }
+  if (process.env.OSTIA_DATABASE_URL) merged = deepMerge(merged, { database: { url: process.env.OSTIA_DATABASE_URL } });
+  merged = deepMerge(merged, opts.overrides);
+  return validateConfig(merged);
+}
+
+export function validateConfig(candidate: unknown): Config {
+  const errors = [...Value.Errors(ConfigSchema, candidate)];
+  if (errors.length) {
+    const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = candidate as Config;
+  if (!config.api.enabledProviders.includes(config.api.defaultProvider))
+    throw new ConfigError(`api.defaultProvider '${config.api.defaultProvider}' is not in api.enabledProviders`);
+  if (config.identity.mode === 'external' && !config.identity.external.authUrl)
+    throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
+  return config;
+}
+
+/** The token secret is generated once per data directory unless the config sets one. */
+export function ensureTokenSecret(config: Config, read: () => string | null, write: (s: string) => void): Config {
+  if (config.identity.tokenSecret) return config;
+  const secret = read() ?? randomBytes(32).toString('hex');
+  write(secret);
+  return { ...config, identity: { ...config.identity, tokenSecret: secret } };
+}
+
+export function publicUrl(config: Config, boundPort?: number): string {
+  if (config.api.publicUrl) return config.api.publicUrl.replace(/\/$/, '');
+  return `http://${config.api.host}:${boundPort ?? config.api.port}`;
+}

@@ -1,0 +1,107 @@
+/** The persisted job queue: rows claimed with a lease, so any worker can resume another's job. */
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, JobTable } from '../db/schema.js';
+import type { Db } from '../db/database.js';
+import type { Operation } from '../providers/driver.js';
+import { preciseTimestamp, timestamp } from '../domain/time.js';
+
+export type Job = JobTable;
+export type JobState = 'queued' | 'running' | 'done' | 'failed';
+
+export interface EnqueueRequest {
+  loadBalancerId: string;
+  provider: string;
+  operation: Operation;
+  payload?: Record<string, unknown>;
+}
+
+/** Called inside the API's transaction: the job exists iff the rows it acts on were written. */
+export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req: EnqueueRequest): Promise<string> {
+  const id = randomUUID();
+  await trx
+    .insertInto('job')
+    .values({
+      id,
+      load_balancer_id: req.loadBalancerId,
+      provider: req.provider,
+      operation: req.operation,
+      payload: JSON.stringify(req.payload ?? {}),
+      state: 'queued',
+      next_step: 0,
+      attempts: 0,
+      lease_owner: null,
+      lease_expires_at: null,
+      error: null,
+      created_at: preciseTimestamp(),
+      updated_at: null,
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Claims the oldest runnable job: queued, or running under an expired lease (its worker
+ * died). A job is not claimed while another job of the same load balancer is leased, so
+ * one LB's operations run in order.
+ */
+export async function claimNext(db: Db, owner: string, leaseMs: number): Promise<Job | undefined> {
+  const now = Date.now();
+  return db.kysely.transaction().execute(async (trx) => {
+    let q = trx
+      .selectFrom('job as j')
+      .selectAll('j')
+      .where((eb) => eb.or([eb('j.state', '=', 'queued'), eb.and([eb('j.state', '=', 'running'), eb('j.lease_expires_at', '<', now)])]))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('job as o')
+              .select('o.id')
+              .whereRef('o.load_balancer_id', '=', 'j.load_balancer_id')
+              .where('o.state', '=', 'running')
+              .where('o.lease_expires_at', '>=', now)
+              .whereRef('o.id', '!=', 'j.id'),
+          ),
+        ),
+      )
+      .orderBy('j.created_at')
+      .limit(1);
+    if (db.dialect === 'postgres') q = q.forUpdate().skipLocked();
+    const job = await q.executeTakeFirst();
+    if (!job) return undefined;
+    const claimed = await trx
+      .updateTable('job')
+      .set({ state: 'running', lease_owner: owner, lease_expires_at: now + leaseMs, attempts: sql`attempts + 1`, updated_at: timestamp() })
+      .where('id', '=', job.id)
+      .where('state', '=', job.state)
+      .where((eb) => (job.lease_owner === null ? eb('lease_owner', 'is', null) : eb('lease_owner', '=', job.lease_owner)))
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return undefined;
+    return { ...job, state: 'running', lease_owner: owner, lease_expires_at: now + leaseMs, attempts: job.attempts + 1 };
+  });
+}
+
+/** Extends our lease; false when another worker has taken the job over. */
+export async function renewLease(db: Db, jobId: string, owner: string, leaseMs: number): Promise<boolean> {
+  const r = await db.kysely
+    .updateTable('job')
+    .set({ lease_expires_at: Date.now() + leaseMs })
+    .where('id', '=', jobId)
+    .where('lease_owner', '=', owner)
+    .where('state', '=', 'running')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function recordProgress(db: Db, jobId: string, owner: string, nextStep: number): Promise<void> {
+  await db.kysely.updateTable('job').set({ next_step: nextStep, updated_at: timestamp() }).where('id', '=', jobId).where('lease_owner', '=', owner).execute();
+}
+
+export async function finish(db: Db, jobId: string, owner: string, state: 'done' | 'failed', error: string | null = null): Promise<void> {
+  await db.kysely
+    .updateTable('job')
+    .set({ state, error, lease_owner: null, lease_expires_at: null, updated_at: timestamp() })
+    .where('id', '=', jobId)
+    .where('lease_owner', '=', owner)
+    .execute();
+}

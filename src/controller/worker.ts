@@ -1,0 +1,124 @@
+/**
+ * The controller worker: claims jobs, runs their provider's flow step by step, persists
+ * progress after each step and keeps its lease alive. Stopping it aborts the running steps;
+ * their jobs are resumed by the next worker to claim them.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { Operation } from '../providers/driver.js';
+import type { JobSignal } from './signal.js';
+import type { StepContext } from './flow.js';
+import { claimNext, finish, recordProgress, renewLease, type Job } from './jobs.js';
+import { stepFinished, stepStarted } from './trace.js';
+
+export interface WorkerOptions {
+  db: Db;
+  providers: ProviderRegistry;
+  signal: JobSignal;
+  log: Logger;
+  leaseMs: number;
+  concurrency: number;
+}
+
+export class Worker {
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly stop = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly opts: WorkerOptions) {}
+
+  start(): void {
+    for (let i = 0; i < this.opts.concurrency; i++) this.loops.push(this.loop());
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await Promise.all(this.loops);
+  }
+
+  private async loop(): Promise<void> {
+    const { db, signal, leaseMs, log } = this.opts;
+    while (!this.stop.signal.aborted) {
+      let job: Job | undefined;
+      try {
+        job = await claimNext(db, this.id, leaseMs);
+      } catch (e) {
+        log.error({ err: e }, 'claiming a job failed');
+      }
+      if (job) {
+        await this.run(job);
+        continue;
+      }
+      // Idle: wake on the next enqueue, or after half a lease to adopt jobs of dead workers.
+      await signal.wait(leaseMs / 2, this.stop.signal);
+    }
+  }
+
+  /** Runs one job from its persisted next step to the end, or reverts it on failure. */
+  async run(job: Job): Promise<void> {
+    const { db, providers, leaseMs } = this.opts;
+    const log = this.opts.log.child({ job: job.id, lb: job.load_balancer_id, op: job.operation });
+    const lost = new AbortController();
+    const signal = AbortSignal.any([this.stop.signal, lost.signal]);
+    const heartbeat = async () => {
+      if (!(await renewLease(db, job.id, this.id, leaseMs))) lost.abort(new Error('lease lost'));
+    };
+    const timer = setInterval(() => heartbeat().catch(() => undefined), leaseMs / 3);
+    const ctx: StepContext = {
+      db,
+      jobId: job.id,
+      loadBalancerId: job.load_balancer_id,
+      operation: job.operation,
+      payload: JSON.parse(job.payload) as Record<string, unknown>,
+      signal,
+      heartbeat,
+      log,
+    };
+    try {
+      const flow = providers.forLoadBalancer(job.provider).flow(job.operation as Operation);
+      let i = job.next_step;
+      for (; i < flow.steps.length; i++) {
+        const step = flow.steps[i]!;
+        signal.throwIfAborted();
+        const run = await stepStarted(db, job.id, job.load_balancer_id, step.name);
+        try {
+          await step.run(ctx);
+          await stepFinished(db, run);
+        } catch (e) {
+          const err = e instanceof Error ? e : new Error(String(e));
+          if (signal.aborted) {
+            // Not a failure of the step: the job stays leased to nobody and resumes elsewhere.
+            await stepFinished(db, run, `interrupted: ${err.message}`);
+            log.warn('step interrupted; the job will resume at this step');
+            return;
+          }
+          await stepFinished(db, run, err.message);
+          log.error({ err, step: step.name }, 'step failed; reverting');
+          for (let j = i - 1; j >= 0; j--) {
+            const done = flow.steps[j]!;
+            if (!done.revert) continue;
+            const rev = await stepStarted(db, job.id, job.load_balancer_id, `revert:${done.name}`);
+            try {
+              await done.revert(ctx);
+              await stepFinished(db, rev);
+            } catch (re) {
+              await stepFinished(db, rev, (re as Error).message);
+            }
+          }
+          await flow.onFailure(ctx, step.name, err);
+          await finish(db, job.id, this.id, 'failed', `${step.name}: ${err.message}`);
+          return;
+        }
+        await recordProgress(db, job.id, this.id, i + 1);
+      }
+      await finish(db, job.id, this.id, 'done');
+    } catch (e) {
+      log.error({ err: e }, 'job aborted');
+    } finally {
+      clearInterval(timer);
+    }
+  }
+}

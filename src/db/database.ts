@@ -1,0 +1,43 @@
+/** Opens the database named by a URL: `sqlite:<path>` (embedded default) or `postgres://…`. */
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.js';
+import * as initial from './migrations/0001-initial.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: Dialect;
+  close(): Promise<void>;
+}
+
+const migrations: Record<string, Migration> = { '0001-initial': initial };
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function openDatabase(url: string): Promise<Db> {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const pg = await import('pg');
+    // BIGINT columns (job leases) hold epoch milliseconds: safe as JS numbers.
+    pg.default.types.setTypeParser(20, (v: string) => Number(v));
+    const pool = new pg.default.Pool({ connectionString: url, max: 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  }
+  const path = url.replace(/^sqlite:(\/\/)?/, '');
+  const { default: SQLite } = await import('better-sqlite3');
+  const sqlite = new SQLite(path === '' ? ':memory:' : path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = OFF');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+/** Brings the schema to the newest version; a lock table keeps concurrent starters apart. */
+export async function migrate(db: Db): Promise<void> {
+  const migrator = new Migrator({ db: db.kysely, provider, migrationTableName: 'ostia_migration', migrationLockTableName: 'ostia_migration_lock' });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

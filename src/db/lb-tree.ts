@@ -1,0 +1,139 @@
+/**
+ * Whole-tree status transitions of one load balancer. The LB is the lock: while any object
+ * of its tree is PENDING_*, the API refuses further changes, so a finished job may settle
+ * every pending object of the tree at once.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import { timestamp } from '../domain/time.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface TreeIds {
+  listeners: string[];
+  pools: string[];
+  members: string[];
+  healthMonitors: string[];
+  l7policies: string[];
+  l7rules: string[];
+}
+
+export async function treeIds(db: Q, lbId: string): Promise<TreeIds> {
+  const listeners = (await db.selectFrom('listener').select('id').where('load_balancer_id', '=', lbId).execute()).map((r) => r.id);
+  const pools = (await db.selectFrom('pool').select('id').where('load_balancer_id', '=', lbId).execute()).map((r) => r.id);
+  const none = ['-'];
+  const members = (await db.selectFrom('member').select('id').where('pool_id', 'in', pools.length ? pools : none).execute()).map((r) => r.id);
+  const healthMonitors = (await db.selectFrom('health_monitor').select('id').where('pool_id', 'in', pools.length ? pools : none).execute()).map((r) => r.id);
+  const l7policies = (await db.selectFrom('l7policy').select('id').where('listener_id', 'in', listeners.length ? listeners : none).execute()).map((r) => r.id);
+  const l7rules = (await db.selectFrom('l7rule').select('id').where('l7policy_id', 'in', l7policies.length ? l7policies : none).execute()).map((r) => r.id);
+  return { listeners, pools, members, healthMonitors, l7policies, l7rules };
+}
+
+const childTables = ['listener', 'pool', 'member', 'health_monitor', 'l7policy', 'l7rule'] as const;
+type ChildTable = (typeof childTables)[number];
+
+function idsOf(ids: TreeIds, table: ChildTable): string[] {
+  switch (table) {
+    case 'listener': return ids.listeners;
+    case 'pool': return ids.pools;
+    case 'member': return ids.members;
+    case 'health_monitor': return ids.healthMonitors;
+    case 'l7policy': return ids.l7policies;
+    case 'l7rule': return ids.l7rules;
+  }
+}
+
+/** Removes rows and everything hanging off them (tags, descendants). */
+async function removeRows(db: Q, table: ChildTable, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  switch (table) {
+    case 'listener': {
+      const policies = (await db.selectFrom('l7policy').select('id').where('listener_id', 'in', ids).execute()).map((r) => r.id);
+      await removeRows(db, 'l7policy', policies);
+      break;
+    }
+    case 'pool': {
+      const members = (await db.selectFrom('member').select('id').where('pool_id', 'in', ids).execute()).map((r) => r.id);
+      const hms = (await db.selectFrom('health_monitor').select('id').where('pool_id', 'in', ids).execute()).map((r) => r.id);
+      await removeRows(db, 'member', members);
+      await removeRows(db, 'health_monitor', hms);
+      await db.updateTable('listener').set({ default_pool_id: null }).where('default_pool_id', 'in', ids).execute();
+      break;
+    }
+    case 'l7policy': {
+      const rules = (await db.selectFrom('l7rule').select('id').where('l7policy_id', 'in', ids).execute()).map((r) => r.id);
+      await removeRows(db, 'l7rule', rules);
+      break;
+    }
+    default:
+      break;
+  }
+  await db.deleteFrom(table).where('id', 'in', ids).execute();
+  await db.deleteFrom('tag').where('resource_id', 'in', ids).execute();
+}
+
+/** Deletes the load balancer, its whole tree, its tags and its VIP ports. */
+export async function deleteLoadBalancerTree(db: Q, lbId: string): Promise<void> {
+  const ids = await treeIds(db, lbId);
+  await removeRows(db, 'listener', ids.listeners);
+  await removeRows(db, 'pool', ids.pools);
+  await db.deleteFrom('port').where('device_id', '=', lbId).execute();
+  await db.deleteFrom('tag').where('resource_id', '=', lbId).execute();
+  await db.deleteFrom('load_balancer').where('id', '=', lbId).execute();
+}
+
+/**
+ * A job succeeded: PENDING_DELETE objects disappear, the other pending ones become ACTIVE.
+ * Returns false when the load balancer itself was deleted.
+ */
+export async function settleSuccess(db: Q, lbId: string): Promise<boolean> {
+  const lb = await db.selectFrom('load_balancer').select('provisioning_status').where('id', '=', lbId).executeTakeFirst();
+  if (!lb) return false;
+  if (lb.provisioning_status === 'PENDING_DELETE') {
+    await deleteLoadBalancerTree(db, lbId);
+    return false;
+  }
+  const ids = await treeIds(db, lbId);
+  const now = timestamp();
+  for (const table of childTables) {
+    const all = idsOf(ids, table);
+    if (!all.length) continue;
+    const doomed = (await db.selectFrom(table).select('id').where('id', 'in', all).where('provisioning_status', '=', 'PENDING_DELETE').execute()).map((r) => r.id);
+    await removeRows(db, table, doomed);
+    await db.updateTable(table).set({ provisioning_status: 'ACTIVE' }).where('id', 'in', all).where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE']).execute();
+  }
+  await db.updateTable('load_balancer').set({ provisioning_status: 'ACTIVE', status_reason: null, updated_at: now }).where('id', '=', lbId).execute();
+  return true;
+}
+
+/** A job failed after its reverts: every pending object of the tree and the LB go to ERROR. */
+export async function settleFailure(db: Q, lbId: string, reason: string): Promise<void> {
+  const ids = await treeIds(db, lbId);
+  for (const table of childTables) {
+    const all = idsOf(ids, table);
+    if (!all.length) continue;
+    await db.updateTable(table).set({ provisioning_status: 'ERROR' }).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
+  }
+  await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: timestamp() }).where('id', '=', lbId).execute();
+}
+
+/**
+ * Operating status for a provider with no health signal of its own (noop): enabled objects
+ * are ONLINE, disabled ones OFFLINE, members without a monitor NO_MONITOR.
+ */
+export async function setStaticOperatingStatus(db: Q, lbId: string): Promise<void> {
+  const ids = await treeIds(db, lbId);
+  const onOff = async (table: ChildTable | 'load_balancer', list: string[]) => {
+    if (!list.length) return;
+    await db.updateTable(table).set({ operating_status: 'ONLINE' }).where('id', 'in', list).where('admin_state_up', '=', 1).execute();
+    await db.updateTable(table).set({ operating_status: 'OFFLINE' }).where('id', 'in', list).where('admin_state_up', '=', 0).execute();
+  };
+  await onOff('load_balancer', [lbId]);
+  for (const table of childTables) await onOff(table, idsOf(ids, table));
+  if (ids.members.length) {
+    const monitored = (await db.selectFrom('health_monitor').select('pool_id').where('id', 'in', ids.healthMonitors.length ? ids.healthMonitors : ['-']).execute()).map((r) => r.pool_id);
+    let q = db.updateTable('member').set({ operating_status: 'NO_MONITOR' }).where('id', 'in', ids.members).where('admin_state_up', '=', 1);
+    if (monitored.length) q = q.where('pool_id', 'not in', monitored);
+    await q.execute();
+  }
+}

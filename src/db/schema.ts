@@ -1,0 +1,269 @@
+/**
+ * Table shapes. Booleans are stored as 0/1 integers and timestamps as
+ * `YYYY-MM-DDTHH:MM:SS` text so the same rows and queries work on SQLite and PostgreSQL.
+ * Lists and maps are JSON text; tags have their own table so they can be filtered in SQL.
+ */
+type Bool = number;
+type Json = string;
+
+interface Statuses {
+  provisioning_status: string;
+  operating_status: string;
+}
+interface Timestamps {
+  created_at: string;
+  updated_at: string | null;
+}
+interface Owned {
+  id: string;
+  project_id: string;
+}
+
+export interface LoadBalancerTable extends Owned, Statuses, Timestamps {
+  name: string;
+  description: string;
+  admin_state_up: Bool;
+  vip_address: string | null;
+  vip_port_id: string | null;
+  vip_subnet_id: string | null;
+  vip_network_id: string | null;
+  vip_qos_policy_id: string | null;
+  vip_sg_ids: Json;
+  vip_vnic_type: string;
+  additional_vips: Json;
+  provider: string;
+  flavor_id: string | null;
+  availability_zone: string | null;
+  /** Why the last operation failed, or null: an extension old clients ignore. */
+  status_reason: string | null;
+}
+
+export interface ListenerTable extends Owned, Statuses, Timestamps {
+  load_balancer_id: string;
+  name: string;
+  description: string;
+  admin_state_up: Bool;
+  protocol: string;
+  protocol_port: number;
+  connection_limit: number;
+  default_pool_id: string | null;
+  insert_headers: Json;
+  timeout_client_data: number;
+  timeout_member_connect: number;
+  timeout_member_data: number;
+  timeout_tcp_inspect: number;
+  default_tls_container_ref: string | null;
+  sni_container_refs: Json;
+  client_authentication: string;
+  client_ca_tls_container_ref: string | null;
+  client_crl_container_ref: string | null;
+  allowed_cidrs: Json | null;
+  tls_ciphers: string | null;
+  tls_versions: Json | null;
+  alpn_protocols: Json | null;
+  hsts_max_age: number | null;
+  hsts_include_subdomains: Bool;
+  hsts_preload: Bool;
+}
+
+export interface PoolTable extends Owned, Statuses, Timestamps {
+  load_balancer_id: string;
+  name: string;
+  description: string;
+  admin_state_up: Bool;
+  protocol: string;
+  lb_algorithm: string;
+  session_persistence: Json | null;
+  tls_enabled: Bool;
+  tls_container_ref: string | null;
+  ca_tls_container_ref: string | null;
+  crl_container_ref: string | null;
+  tls_ciphers: string | null;
+  tls_versions: Json | null;
+  alpn_protocols: Json | null;
+}
+
+export interface MemberTable extends Owned, Statuses, Timestamps {
+  pool_id: string;
+  name: string;
+  admin_state_up: Bool;
+  address: string;
+  protocol_port: number;
+  weight: number;
+  backup: Bool;
+  subnet_id: string | null;
+  monitor_address: string | null;
+  monitor_port: number | null;
+  vnic_type: string;
+}
+
+export interface HealthMonitorTable extends Owned, Statuses, Timestamps {
+  pool_id: string;
+  name: string;
+  admin_state_up: Bool;
+  type: string;
+  delay: number;
+  timeout: number;
+  max_retries: number;
+  max_retries_down: number;
+  http_method: string | null;
+  url_path: string | null;
+  expected_codes: string | null;
+  http_version: number | null;
+  domain_name: string | null;
+}
+
+export interface L7PolicyTable extends Owned, Statuses, Timestamps {
+  listener_id: string;
+  name: string;
+  description: string;
+  admin_state_up: Bool;
+  action: string;
+  redirect_pool_id: string | null;
+  redirect_url: string | null;
+  redirect_prefix: string | null;
+  redirect_http_code: number | null;
+  position: number;
+}
+
+export interface L7RuleTable extends Owned, Statuses, Timestamps {
+  l7policy_id: string;
+  admin_state_up: Bool;
+  type: string;
+  compare_type: string;
+  key: string | null;
+  value: string;
+  invert: Bool;
+}
+
+export interface TagTable {
+  resource_id: string;
+  tag: string;
+}
+
+export interface QuotaTable {
+  project_id: string;
+  load_balancer: number | null;
+  listener: number | null;
+  pool: number | null;
+  health_monitor: number | null;
+  member: number | null;
+  l7policy: number | null;
+  l7rule: number | null;
+}
+
+export interface FlavorProfileTable {
+  id: string;
+  name: string;
+  provider_name: string;
+  flavor_data: string;
+}
+
+export interface FlavorTable {
+  id: string;
+  name: string;
+  description: string;
+  enabled: Bool;
+  flavor_profile_id: string;
+}
+
+export interface AvailabilityZoneProfileTable {
+  id: string;
+  name: string;
+  provider_name: string;
+  availability_zone_data: string;
+}
+
+export interface AvailabilityZoneTable {
+  name: string;
+  description: string;
+  enabled: Bool;
+  availability_zone_profile_id: string;
+}
+
+export interface AmphoraTable extends Timestamps {
+  id: string;
+  load_balancer_id: string | null;
+  compute_id: string | null;
+  lb_network_ip: string | null;
+  vrrp_ip: string | null;
+  ha_ip: string | null;
+  vrrp_port_id: string | null;
+  ha_port_id: string | null;
+  cert_expiration: string | null;
+  cert_busy: Bool;
+  role: string | null;
+  status: string;
+  vrrp_interface: string | null;
+  vrrp_id: number | null;
+  vrrp_priority: number | null;
+  cached_zone: string | null;
+  image_id: string | null;
+  compute_flavor: string | null;
+}
+
+/** A port of the embedded network service: VIPs and, later, amphora ports. */
+export interface PortTable {
+  id: string;
+  project_id: string;
+  name: string;
+  network_id: string;
+  subnet_id: string;
+  ip_address: string;
+  device_id: string;
+  device_owner: string;
+  qos_policy_id: string | null;
+  created_at: string;
+}
+
+/** A persisted unit of provider work: claimed with a lease, resumed after a crash. */
+export interface JobTable {
+  id: string;
+  load_balancer_id: string;
+  provider: string;
+  operation: string;
+  payload: Json;
+  state: string;
+  /** Index of the next step to run: the flow's persisted progress. */
+  next_step: number;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+/** One row per flow step run: the provisioning trace. */
+export interface JobStepTable {
+  id: string;
+  job_id: string;
+  load_balancer_id: string;
+  step: string;
+  started_at: string;
+  finished_at: string | null;
+  duration_ms: number | null;
+  error: string | null;
+}
+
+export interface Database {
+  load_balancer: LoadBalancerTable;
+  listener: ListenerTable;
+  pool: PoolTable;
+  member: MemberTable;
+  health_monitor: HealthMonitorTable;
+  l7policy: L7PolicyTable;
+  l7rule: L7RuleTable;
+  tag: TagTable;
+  quota: QuotaTable;
+  flavor_profile: FlavorProfileTable;
+  flavor: FlavorTable;
+  availability_zone_profile: AvailabilityZoneProfileTable;
+  availability_zone: AvailabilityZoneTable;
+  amphora: AmphoraTable;
+  port: PortTable;
+  job: JobTable;
+  job_step: JobStepTable;
+}
+
+export type TableName = keyof Database;

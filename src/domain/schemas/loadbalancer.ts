@@ -1,0 +1,43 @@
+/** Request bodies of the load balancer resource. */
+import { Type, Nullable, Uuid, Str, IpAddress, Tags, Strict, Patch, Enum } from '../schema-kit.js';
+import { Topology } from '../enums.js';
+
+export const AdditionalVip = Strict({ subnet_id: Uuid(), ip_address: Type.Optional(IpAddress()), port_id: Type.Optional(Uuid()) });
+
+export const LoadBalancerCreate = Type.Object(
+  {
+    name: Type.Optional(Nullable(Str())),
+    description: Type.Optional(Nullable(Str())),
+    admin_state_up: Type.Optional(Nullable(Type.Boolean())),
+    project_id: Type.Optional(Str(36)),
+    tenant_id: Type.Optional(Str(36)),
+    vip_address: Type.Optional(IpAddress()),
+    vip_port_id: Type.Optional(Uuid()),
+    vip_subnet_id: Type.Optional(Uuid()),
+    vip_network_id: Type.Optional(Uuid()),
+    vip_qos_policy_id: Type.Optional(Nullable(Uuid())),
+    vip_sg_ids: Type.Optional(Type.Array(Uuid())),
+    additional_vips: Type.Optional(Type.Array(AdditionalVip)),
+    provider: Type.Optional(Str(64)),
+    flavor_id: Type.Optional(Nullable(Uuid())),
+    availability_zone: Type.Optional(Nullable(Str())),
+    tags: Type.Optional(Tags()),
+  },
+  { additionalProperties: false },
+);
+
+export const LoadBalancerCreateBody = Strict({ loadbalancer: LoadBalancerCreate });
+
+export const LoadBalancerUpdateBody = Strict({
+  loadbalancer: Patch({
+    name: Nullable(Str()),
+    description: Nullable(Str()),
+    admin_state_up: Nullable(Type.Boolean()),
+    vip_qos_policy_id: Nullable(Uuid()),
+    vip_sg_ids: Nullable(Type.Array(Uuid())),
+    tags: Tags(),
+  }),
+});
+
+/** Keys a flavor profile may set for load balancers built by Ostia's providers. */
+export const TopologyEnum = Enum(Topology);

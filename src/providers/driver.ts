@@ -1,0 +1,52 @@
+/**
+ * The provider seam. A provider validates what it can build (refusing the rest with
+ * Octavia's 501 wording) and supplies the flow that realises each operation. Every provider
+ * folder holds the same files: driver.ts (this interface), capabilities.ts (what it accepts),
+ * flows.ts (how it builds it).
+ */
+import type { Flow } from '../controller/flow.js';
+
+export interface Capability {
+  readonly name: string;
+  readonly description: string;
+}
+
+export const Operations = [
+  'loadbalancer.create', 'loadbalancer.update', 'loadbalancer.delete', 'loadbalancer.failover',
+  'listener.create', 'listener.update', 'listener.delete',
+  'pool.create', 'pool.update', 'pool.delete',
+  'member.create', 'member.update', 'member.delete', 'member.batch',
+  'healthmonitor.create', 'healthmonitor.update', 'healthmonitor.delete',
+  'l7policy.create', 'l7policy.update', 'l7policy.delete',
+  'l7rule.create', 'l7rule.update', 'l7rule.delete',
+  'amphora.failover', 'amphora.config', 'amphora.delete',
+] as const;
+export type Operation = (typeof Operations)[number];
+
+/** API-shaped attributes of an object after defaults were applied (create) or merged (update). */
+export type Attrs = Readonly<Record<string, unknown>>;
+
+/** Each hook throws an ApiError (usually 501 PROVIDER_UNSUPPORTED_OPTION) to refuse. */
+export interface ProviderChecks {
+  loadBalancer?(lb: Attrs): void;
+  listener?(listener: Attrs): void;
+  pool?(pool: Attrs): void;
+  member?(member: Attrs): void;
+  healthMonitor?(hm: Attrs, pool: Attrs): void;
+  l7policy?(policy: Attrs, listener: Attrs): void;
+  l7rule?(rule: Attrs): void;
+  /** Operations this provider cannot do at all (e.g. amphora failover on a provider without amphorae). */
+  operation?(op: Operation): void;
+}
+
+export interface ProviderDriver {
+  readonly name: string;
+  readonly description: string;
+  readonly flavorCapabilities: readonly Capability[];
+  readonly availabilityZoneCapabilities: readonly Capability[];
+  /** Throws an ApiError when a flavor profile's data is not valid for this provider. */
+  validateFlavorData(data: Record<string, unknown>): void;
+  validateAvailabilityZoneData(data: Record<string, unknown>): void;
+  readonly checks: ProviderChecks;
+  flow(operation: Operation): Flow;
+}

@@ -1,0 +1,19 @@
+/** Every noop operation is one step: settle the tree's statuses. */
+import type { Flow } from '../../controller/flow.js';
+import { setStaticOperatingStatus, settleFailure, settleSuccess } from '../../db/lb-tree.js';
+
+export const noopFlow: Flow = {
+  steps: [
+    {
+      name: 'settle-statuses',
+      async run(ctx) {
+        await ctx.db.kysely.transaction().execute(async (trx) => {
+          if (await settleSuccess(trx, ctx.loadBalancerId)) await setStaticOperatingStatus(trx, ctx.loadBalancerId);
+        });
+      },
+    },
+  ],
+  async onFailure(ctx, step, error) {
+    await settleFailure(ctx.db.kysely, ctx.loadBalancerId, `${step}: ${error.message}`);
+  },
+};

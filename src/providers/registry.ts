@@ -1,0 +1,51 @@
+/** Which providers this deployment enables, under which names (Octavia's aliases included). */
+import { apiError } from '../domain/errors.js';
+import type { ProviderDriver } from './driver.js';
+import { noopDriver } from './noop/driver.js';
+
+/** Every provider Ostia ships, by canonical name. */
+const builtins: Record<string, () => ProviderDriver> = {
+  noop: noopDriver,
+};
+
+/** Names clients send that mean another provider (Octavia's entry points do the same). */
+export const ProviderAliases: Readonly<Record<string, string>> = { octavia: 'amphora', amphorav2: 'amphora' };
+
+export class ProviderRegistry {
+  private readonly drivers = new Map<string, ProviderDriver>();
+
+  constructor(
+    enabled: readonly string[],
+    readonly defaultProvider: string,
+    extra: Record<string, () => ProviderDriver> = {},
+  ) {
+    const all = { ...builtins, ...extra };
+    for (const name of enabled) {
+      const make = all[ProviderAliases[name] ?? name];
+      if (!make) throw new Error(`provider '${name}' is enabled in config but Ostia has no such provider (known: ${Object.keys(all).join(', ')})`);
+      this.drivers.set(name, make());
+    }
+  }
+
+  /** The names the API lists, as `enabled_provider_drivers` would. */
+  list(): Array<{ name: string; description: string }> {
+    return [...this.drivers.entries()].map(([name, d]) => ({
+      name,
+      description: ProviderAliases[name] ? `Alias of the ${d.description}` : d.description,
+    }));
+  }
+
+  /** Resolves a requested provider name (or the default) to its driver, or 400 like Octavia. */
+  get(name: string | null | undefined): ProviderDriver {
+    const driver = this.drivers.get(name ?? this.defaultProvider);
+    if (!driver) throw apiError('PROVIDER_NOT_ENABLED', name ?? this.defaultProvider);
+    return driver;
+  }
+
+  /** The driver of a stored load balancer (its provider was validated on create). */
+  forLoadBalancer(provider: string): ProviderDriver {
+    const driver = this.drivers.get(provider) ?? this.drivers.get(ProviderAliases[provider] ?? '');
+    if (!driver) throw apiError('PROVIDER_NOT_FOUND', provider);
+    return driver;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Wires the pieces of one process together from a validated config: database, network
+ * catalog, providers, job signal, and whichever roles this process plays.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { publicUrl as configuredUrl } from './config.js';
+import { openDatabase, migrate, type Db } from './db/database.js';
+import { NetworkCatalog } from './network/catalog.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
+import { Worker } from './controller/worker.js';
+import { buildApp } from './api/app.js';
+import type { ApiDeps } from './api/context.js';
+import type { RequestContext } from './domain/context.js';
+
+export interface RuntimeOptions {
+  api?: boolean;
+  worker?: boolean;
+  /** Overrides the authenticator built from config (tests use Octavia's "testing" mode). */
+  authenticate?: (headers: Record<string, string | string[] | undefined>) => Promise<RequestContext>;
+  mounts?: Array<{ prefix: string; plugin: FastifyPluginAsync }>;
+  logger?: Logger | false;
+}
+
+export interface Runtime {
+  readonly config: Config;
+  readonly db: Db;
+  readonly deps: ApiDeps;
+  readonly app?: FastifyInstance;
+  readonly worker?: Worker;
+  readonly log: Logger;
+  /** Starts listening (api) and claiming jobs (worker); returns the bound URL if any. */
+  start(): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: Config, opts: RuntimeOptions): Promise<Runtime> {
+  const log = opts.logger || pino({ level: opts.logger === false ? 'silent' : config.log.level });
+  const db = await openDatabase(config.database.url);
+  await migrate(db);
+  const signal: JobSignal = db.dialect === 'postgres' ? await PostgresJobSignal.connect(config.database.url) : new LocalJobSignal();
+  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider);
+  let boundUrl: string | undefined;
+  const deps: ApiDeps = {
+    db,
+    config,
+    providers,
+    network: new NetworkCatalog(config.network),
+    jobs: signal,
+    publicUrl: () => boundUrl ?? configuredUrl(config),
+  };
+  let app: FastifyInstance | undefined;
+  if (opts.api) {
+    if (!opts.authenticate) throw new Error('an api runtime needs an authenticator');
+    app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts: opts.mounts, logger: opts.logger === false ? false : log });
+  }
+  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
+  return {
+    config, db, deps, app, worker, log,
+    async start() {
+      worker?.start();
+      if (!app) return undefined;
+      await app.listen({ host: config.api.host, port: config.api.port });
+      const addr = app.server.address();
+      if (addr && typeof addr === 'object' && !config.api.publicUrl) boundUrl = `http://${config.api.host}:${addr.port}`;
+      return deps.publicUrl();
+    },
+    async close() {
+      await app?.close();
+      await worker?.close();
+      await signal.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * An in-process Ostia for API tests: real SQLite (or PostgreSQL when OSTIA_TEST_DATABASE_URL
+ * is set), real worker, and Octavia's "testing" auth strategy — the caller's project and
+ * roles come from X-Project-Id / X-Roles headers, with RBAC enforced.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LightMyRequestResponse } from 'fastify';
+import { defaultConfig, deepMerge, validateConfig, type Config } from '../../src/config.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import type { RequestContext } from '../../src/domain/context.js';
+import { apiError } from '../../src/domain/errors.js';
+import { freshPostgresDatabase } from './postgres.js';
+
+export const PROJECT_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+export const PROJECT_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+
+export interface Caller {
+  project?: string;
+  roles?: string[];
+}
+export const admin: Caller = { project: PROJECT_A, roles: ['admin', 'member', 'reader'] };
+export const memberA: Caller = { project: PROJECT_A, roles: ['member', 'reader'] };
+export const memberB: Caller = { project: PROJECT_B, roles: ['member', 'reader'] };
+export const readerA: Caller = { project: PROJECT_A, roles: ['reader'] };
+
+async function testingAuth(headers: Record<string, string | string[] | undefined>): Promise<RequestContext> {
+  const h = (k: string) => {
+    const v = headers[k];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  if (!h('x-roles') && !h('x-project-id')) throw apiError('UNAUTHORIZED');
+  const roles = (h('x-roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+  return { userId: 'u-test', userName: 'test', projectId: h('x-project-id') ?? null, roles, isAdmin: false };
+}
+
+export interface Harness {
+  runtime: Runtime;
+  config: Config;
+  request(method: string, url: string, opts?: { body?: unknown; as?: Caller; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  /** Resolves when the load balancer leaves every PENDING_* state (event-free: polls the DB briefly). */
+  settled(lbId: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(overrides: unknown = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'ostia-test-'));
+  const pgUrl = process.env.OSTIA_TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.OSTIA_TEST_DATABASE_URL) : null;
+  const base = defaultConfig(dir);
+  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 } }), overrides));
+  const runtime = await createRuntime(config, { api: true, worker: true, authenticate: testingAuth, logger: false });
+  runtime.worker?.start();
+  await runtime.app!.ready();
+  return {
+    runtime,
+    config,
+    request(method, url, opts = {}) {
+      const as = opts.as ?? admin;
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (as.project) headers['x-project-id'] = as.project;
+      if (as.roles) headers['x-roles'] = as.roles.join(',');
+      return runtime.app!.inject({ method: method as 'GET', url, headers, ...(opts.body === undefined ? {} : { payload: opts.body as object }) });
+    },
+    async settled(lbId) {
+      const deadline = Date.now() + 10000;
+      for (;;) {
+        const lb = await runtime.db.kysely.selectFrom('load_balancer').select('provisioning_status').where('id', '=', lbId).executeTakeFirst();
+        const status = lb?.provisioning_status ?? 'DELETED';
+        if (!status.startsWith('PENDING_')) return status;
+        if (Date.now() > deadline) throw new Error(`load balancer ${lbId} still ${status} after 10 s`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+    async close() {
+      await runtime.close();
+      await pgUrl?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
