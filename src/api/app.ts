@@ -4,7 +4,7 @@
  * rules every route shares (auth, Accept, JSON bodies, request ids, error bodies).
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
 import { apiError } from '../domain/errors.js';
@@ -51,7 +51,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ...(opts.logger ? { loggerInstance: opts.logger as unknown as FastifyBaseLogger } : { logger: false }),
     bodyLimit: MaxRequestBodyBytes,
     genReqId: () => `req-${randomUUID()}`,
-    disableRequestLogging: true,
+    // Per-request access logs would drown the worker's step logs; failures are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
     // Octavia strips a trailing `.json` and tolerates a trailing slash.
     rewriteUrl: (req) => (req.url ?? '/').replace(/\.json(?=\?|$)/, ''),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },

@@ -30,6 +30,6 @@ export function toApiError(e: FastifyError | Error): ApiError {
 }
 
 export function sendError(reply: FastifyReply, e: ApiError, publicUrl: string): FastifyReply {
-  if (e.code === 'UNAUTHORIZED') reply.header('WWW-Authenticate', `Keystone uri="${publicUrl}/identity/v3"`);
+  if (e.code === 'UNAUTHORIZED') reply.header('WWW-Authenticate', `Keystone uri="${publicUrl}/identity"`);
   return reply.code(e.status).type('application/json').send(errorBody(e));
 }

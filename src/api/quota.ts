@@ -20,10 +20,10 @@ export const QuotaLabels: Record<QuotaResource, string> = {
   l7rule: 'L7 Rule',
 };
 
-/** How many objects of each kind a project has now. */
+/** How many objects of each kind a project has now; DELETED rows no longer count, as in Octavia. */
 export async function quotaUsage(db: Q, projectId: string): Promise<Record<QuotaResource, number>> {
   const count = async (table: 'load_balancer' | 'listener' | 'pool' | 'health_monitor' | 'member' | 'l7policy' | 'l7rule') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow()).n);
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).where('provisioning_status', '!=', 'DELETED').executeTakeFirstOrThrow()).n);
   const entries = await Promise.all(QuotaResources.map(async (r) => [r, await count(r)] as const));
   return Object.fromEntries(entries) as Record<QuotaResource, number>;
 }

@@ -50,6 +50,12 @@ export const errorCatalog = {
   IN_USE: { status: 409, template: '%s %s is in use and cannot be modified.' },
   CONFLICT: { status: 409, template: '%s' },
   VIP_IN_USE: { status: 409, template: 'The VIP IP address is already in use: %s' },
+  HM_DUPLICATE: { status: 409, template: 'This pool already has a health monitor' },
+  LISTENER_NO_CHILDREN: { status: 400, template: 'Protocol %s listeners cannot have child objects.' },
+  L7POLICY_INVALID_ARGS: { status: 400, template: 'Invalid L7 Policy arguments: %s' },
+  L7POLICY_INVALID_ACTION: { status: 400, template: 'Invalid L7 Policy action specified: %s' },
+  L7RULE_INVALID: { status: 400, template: 'Error parsing L7Rule: %s' },
+  L7RULE_TOO_MANY: { status: 409, template: 'Too many rules on L7 policy %s' },
   PROJECT_BUSY: { status: 503, template: 'Project busy.  Unable to lock the project.  Please try again.' },
   INTERNAL: { status: 500, template: '%s' },
   // Keystone's own wording, for the embedded identity API and the external-Keystone client.

@@ -112,13 +112,13 @@ function decodeObject(schema: TSchema, value: unknown, field: string, arg: strin
   if (schema.patternProperties) {
     const [inner] = Object.values(schema.patternProperties as Record<string, TSchema>);
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = decodeValue(inner!, v, field, `${arg}.${field}`);
+    for (const [k, v] of Object.entries(value)) out[k] = decodeValue(inner!, v, field, arg || field);
     return out;
   }
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   const unknown = Object.keys(value).filter((k) => !(k in props));
   if (unknown.length && schema.additionalProperties === false) {
-    throw apiError(unknown.length > 1 ? 'UNKNOWN_ATTRIBUTES' : 'UNKNOWN_ATTRIBUTE', arg, unknown.join(', '));
+    throw apiError(unknown.length > 1 ? 'UNKNOWN_ATTRIBUTES' : 'UNKNOWN_ATTRIBUTE', arg || field, unknown.join(', '));
   }
   const out: Record<string, unknown> = {};
   for (const key of (schema.required ?? []) as string[]) {
@@ -126,7 +126,7 @@ function decodeObject(schema: TSchema, value: unknown, field: string, arg: strin
   }
   for (const [key, sub] of Object.entries(props)) {
     if (value[key] === undefined) continue;
-    out[key] = decodeValue(sub, value[key], key, `${arg}.${key}`);
+    out[key] = decodeValue(sub, value[key], key, arg ? `${arg}.${key}` : key);
   }
   return out;
 }
@@ -170,7 +170,8 @@ function decodeValue(schema: TSchema, value: unknown, field: string, arg: string
  */
 export function decodeBody<T extends TObject>(schema: T, body: unknown, arg: string): Static<T> {
   if (body === undefined || body === null || body === '') body = {};
-  return decodeObject(schema, body, arg, arg) as Static<T>;
+  // The envelope itself is unnamed: its attributes are reported by their own names.
+  return decodeObject(schema, body, arg, '') as Static<T>;
 }
 
 /** Applies `schema` to one already-extracted value (used for query parameters). */

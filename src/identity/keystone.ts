@@ -37,8 +37,10 @@ export const keystone = (opts: KeystoneOptions): FastifyPluginAsync => async (ap
   });
 
   app.setErrorHandler((err, req, reply) => {
-    if (!isApiError(err)) req.log.error({ err }, 'identity request failed');
-    return sendError(reply, toApiError(err, req), base());
+    const e = toApiError(err, req);
+    // Only unexpected failures are logged: a body parser's message may quote the body, password included.
+    if (e.status >= 500) req.log.error({ err }, 'identity request failed');
+    return sendError(reply, e, base());
   });
   app.setNotFoundHandler((_req, reply) => sendError(reply, apiError('ROUTE_NOT_FOUND'), base()));
 
@@ -161,8 +163,8 @@ export const keystone = (opts: KeystoneOptions): FastifyPluginAsync => async (ap
   app.get('/v3/domains', async (req) => {
     caller(req);
     const q = req.query as Query;
-    const found = q.name === undefined || q.name === DEFAULT_DOMAIN.name ? [DEFAULT_DOMAIN] : [];
-    return listView('domains', found.map((d) => domainView(d, identityUrl(base()))), self(req));
+    const domain = directory.domain(q.name === undefined ? { id: DEFAULT_DOMAIN.id } : { name: q.name });
+    return listView('domains', domain ? [domainView(domain, identityUrl(base()))] : [], self(req));
   });
 
   app.get<{ Params: { id: string } }>('/v3/domains/:id', async (req) => {

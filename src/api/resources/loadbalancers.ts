@@ -103,8 +103,7 @@ function resolveVip(deps: ApiDeps, b: CreateInput, projectId: string, port: { su
 }
 
 /** Flavor, AZ and provider, checked in Octavia's order with its messages. */
-async function resolveProvider(deps: ApiDeps, b: CreateInput): Promise<{ driver: ProviderDriver; provider: string }> {
-  const db = deps.db.kysely;
+async function resolveProvider(deps: ApiDeps, db: Transaction<Database>, b: CreateInput): Promise<{ driver: ProviderDriver; provider: string }> {
   let provider = b.provider ?? null;
   if (b.flavor_id) {
     const flavor = await db.selectFrom('flavor').innerJoin('flavor_profile', 'flavor_profile.id', 'flavor.flavor_profile_id').select(['flavor.enabled', 'flavor_profile.provider_name']).where('flavor.id', '=', b.flavor_id).executeTakeFirst();
@@ -147,7 +146,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Databas
     if (seenSubnets.has(s.id)) throw apiError('VALIDATION', 'Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.');
     seenSubnets.add(s.id);
   }
-  const { driver, provider } = await resolveProvider(deps, b);
+  const { driver, provider } = await resolveProvider(deps, trx, b);
   const id = randomUUID();
   const attrs = { ...b, id, project_id: projectId, provider };
   driver.checks.loadBalancer?.(attrs);

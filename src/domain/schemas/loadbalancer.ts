@@ -1,6 +1,8 @@
 /** Request bodies of the load balancer resource. */
 import { Type, Nullable, Uuid, Str, IpAddress, Tags, Strict, Patch, Enum } from '../schema-kit.js';
 import { Topology } from '../enums.js';
+import { ListenerSingleCreate } from './listener.js';
+import { PoolSingleCreate } from './pool.js';
 
 export const AdditionalVip = Strict({ subnet_id: Uuid(), ip_address: Type.Optional(IpAddress()), port_id: Type.Optional(Uuid()) });
 
@@ -22,6 +24,9 @@ export const LoadBalancerCreate = Type.Object(
     flavor_id: Type.Optional(Nullable(Uuid())),
     availability_zone: Type.Optional(Nullable(Str())),
     tags: Type.Optional(Tags()),
+    /** Graph create (§4): children built in the same call. */
+    listeners: Type.Optional(Type.Array(ListenerSingleCreate)),
+    pools: Type.Optional(Type.Array(PoolSingleCreate)),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,450 @@
+/**
+ * API benchmark: Ostia (`ostia up`, noop provider) and, when it is already running, the real
+ * Octavia 11 baseline with no-op drivers (see octavia-baseline.md), measured in the same run
+ * because the machine is shared and noisy.
+ *
+ *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50]
+ *
+ * Per target: 100 load balancers created by 8 clients (wall time until all ACTIVE), then
+ * requests/s for GET one LB and GET the list of 100 (fixed duration, keep-alive, loopback),
+ * with server CPU per request read from /proc, then create → ACTIVE latency of 50 sequential
+ * creates (POST, then GET every 10 ms until ACTIVE). The bench never installs or starts the
+ * baseline; it only probes for it.
+ */
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startOstia } from '../test/support/ostia-process.js';
+
+const POLL_MS = 10;
+const ACTIVE_TIMEOUT_MS = 120_000;
+const BASELINE_DOC = '/work/shared/reference/octavia-baseline.md';
+
+interface Params {
+  seconds: number;
+  concurrency: number;
+  lbs: number;
+  creates: number;
+}
+
+interface Target {
+  readonly name: string;
+  /** API root, no trailing slash. */
+  readonly base: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly vipSubnetId: string;
+  /** Lists exactly this target's benchmark project. */
+  readonly listPath: string;
+  /** Server processes whose CPU time a GET costs (API and database). */
+  serverPids(): number[];
+  cleanup(ids: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Throughput {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** Server CPU per request (API + database processes); null when /proc was not readable. */
+  cpu_ms_per_request: number | null;
+}
+
+interface Latency {
+  n: number;
+  median_ms: number;
+  p90_ms: number;
+  min_ms: number;
+  max_ms: number;
+  post_median_ms: number;
+}
+
+interface TargetResult {
+  target: string;
+  url: string;
+  bulk_create: { lbs: number; clients: number; seconds: number; lbs_per_second: number };
+  get_one: Throughput;
+  get_list: Throughput & { items: number };
+  create_to_active: Latency;
+}
+
+// --- HTTP -------------------------------------------------------------------------------
+
+function client(concurrency: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  return {
+    request(method: string, url: string, headers: Readonly<Record<string, string>>, body?: unknown): Promise<{ status: number; text: string }> {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      return new Promise((resolve, reject) => {
+        const req = http.request(url, { method, agent, headers: { accept: 'application/json', ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
+type Client = ReturnType<typeof client>;
+
+async function json<T>(c: Client, method: string, url: string, headers: Readonly<Record<string, string>>, body?: unknown): Promise<T> {
+  const r = await c.request(method, url, headers, body);
+  if (r.status >= 300) throw new Error(`${method} ${url}: HTTP ${r.status} ${r.text.slice(0, 500)}`);
+  return JSON.parse(r.text) as T;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// --- measurements -----------------------------------------------------------------------
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+async function createLb(c: Client, t: Target, name: string): Promise<string> {
+  const r = await json<{ loadbalancer: { id: string } }>(c, 'POST', `${t.base}/v2/lbaas/loadbalancers`, t.headers, { loadbalancer: { name, vip_subnet_id: t.vipSubnetId } });
+  return r.loadbalancer.id;
+}
+
+async function waitActive(c: Client, t: Target, id: string): Promise<void> {
+  const deadline = Date.now() + ACTIVE_TIMEOUT_MS;
+  for (;;) {
+    const lb = await json<{ loadbalancer: { provisioning_status: string } }>(c, 'GET', `${t.base}/v2/lbaas/loadbalancers/${id}`, t.headers);
+    const status = lb.loadbalancer.provisioning_status;
+    if (status === 'ACTIVE') return;
+    if (status === 'ERROR') throw new Error(`${t.name}: load balancer ${id} went to ERROR`);
+    if (Date.now() > deadline) throw new Error(`${t.name}: load balancer ${id} still ${status} after ${ACTIVE_TIMEOUT_MS} ms`);
+    await sleep(POLL_MS);
+  }
+}
+
+async function bulkCreate(c: Client, t: Target, p: Params): Promise<{ ids: string[]; seconds: number }> {
+  const ids: string[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: p.concurrency }, async () => {
+      while (next < p.lbs) {
+        const i = next++;
+        const id = await createLb(c, t, `bench-${i}`);
+        ids.push(id);
+        await waitActive(c, t, id);
+      }
+    }),
+  );
+  return { ids, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Keeps `concurrency` requests in flight for `seconds`, counting completions and latencies. */
+async function throughput(c: Client, t: Target, url: string, p: Params): Promise<Throughput> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const pids = t.serverPids();
+  const cpuBefore = cpuTicks(pids);
+  const started = performance.now();
+  const end = started + p.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: p.concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const r = await c.request('GET', url, t.headers);
+        latencies.push(performance.now() - t0);
+        if (r.status !== 200) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = cpuTicks(pids);
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    errors,
+    seconds,
+    rps: latencies.length / seconds,
+    p50_ms: percentile(latencies, 50),
+    p99_ms: percentile(latencies, 99),
+    cpu_ms_per_request: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) / clockTicks()) * 1000 / latencies.length,
+  };
+}
+
+async function createToActive(c: Client, t: Target, p: Params): Promise<{ latency: Latency; ids: string[] }> {
+  const total: number[] = [];
+  const post: number[] = [];
+  const ids: string[] = [];
+  for (let i = 0; i < p.creates; i++) {
+    const t0 = performance.now();
+    const id = await createLb(c, t, `latency-${i}`);
+    post.push(performance.now() - t0);
+    await waitActive(c, t, id);
+    total.push(performance.now() - t0);
+    ids.push(id);
+  }
+  total.sort((a, b) => a - b);
+  post.sort((a, b) => a - b);
+  return {
+    ids,
+    latency: { n: total.length, median_ms: percentile(total, 50), p90_ms: percentile(total, 90), min_ms: total[0]!, max_ms: total[total.length - 1]!, post_median_ms: percentile(post, 50) },
+  };
+}
+
+async function measure(t: Target, p: Params, progress: (msg: string) => void): Promise<TargetResult> {
+  const c = client(p.concurrency);
+  try {
+    progress(`${t.name}: creating ${p.lbs} load balancers with ${p.concurrency} clients`);
+    const bulk = await bulkCreate(c, t, p);
+    const listed = await json<{ loadbalancers: unknown[] }>(c, 'GET', `${t.base}${t.listPath}`, t.headers);
+    if (listed.loadbalancers.length !== p.lbs) throw new Error(`${t.name}: the list holds ${listed.loadbalancers.length} load balancers, expected ${p.lbs}`);
+    progress(`${t.name}: GET one load balancer for ${p.seconds} s`);
+    const getOne = await throughput(c, t, `${t.base}/v2/lbaas/loadbalancers/${bulk.ids[0]}`, p);
+    progress(`${t.name}: GET the list of ${p.lbs} for ${p.seconds} s`);
+    const getList = await throughput(c, t, `${t.base}${t.listPath}`, p);
+    progress(`${t.name}: ${p.creates} sequential creates until ACTIVE`);
+    const latency = await createToActive(c, t, p);
+    await t.cleanup([...bulk.ids, ...latency.ids]);
+    return {
+      target: t.name,
+      url: t.base,
+      bulk_create: { lbs: p.lbs, clients: p.concurrency, seconds: bulk.seconds, lbs_per_second: p.lbs / bulk.seconds },
+      get_one: getOne,
+      get_list: { ...getList, items: listed.loadbalancers.length },
+      create_to_active: latency.latency,
+    };
+  } finally {
+    c.close();
+  }
+}
+
+// --- CPU accounting from /proc ------------------------------------------------------------
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** utime + stime of the processes, in clock ticks; null if any cannot be read. */
+function cpuTicks(pids: readonly number[]): number | null {
+  if (!pids.length) return null;
+  let sum = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      sum += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return null;
+    }
+  }
+  return sum;
+}
+
+/** A process and its descendants (uwsgi workers, worker children). */
+function processTree(root: number): number[] {
+  const byParent = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      byParent.set(ppid, [...(byParent.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(byParent.get(tree[i]!) ?? []));
+  return tree;
+}
+
+function pidFromFile(path: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    return pid > 0 && existsSync(`/proc/${pid}`) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// --- targets ------------------------------------------------------------------------------
+
+async function ostiaTarget(): Promise<Target> {
+  const ostia = await startOstia();
+  try {
+    const headers = { 'x-auth-token': await ostia.token('ostia-demo') };
+    const c = client(1);
+    const subnets = await json<{ subnets: Array<{ id: string }> }>(c, 'GET', `${ostia.url}/v2.0/subnets?name=public-subnet`, headers);
+    c.close();
+    return {
+      name: 'Ostia',
+      base: ostia.url,
+      headers,
+      vipSubnetId: subnets.subnets[0]!.id,
+      listPath: `/v2/lbaas/loadbalancers`,
+      serverPids: () => processTree(ostia.pid),
+      // The data dir goes away with the process.
+      cleanup: async () => {},
+      close: () => ostia.stop(),
+    };
+  } catch (err) {
+    await ostia.stop();
+    throw err;
+  }
+}
+
+function baselineUrl(): string {
+  return (process.env.OCTAVIA_BASELINE_URL ?? `http://127.0.0.1:${process.env.API_PORT ?? '19876'}`).replace(/\/+$/, '');
+}
+
+/** The running baseline, or undefined: probed with one GET, never started from here. */
+async function baselineTarget(p: Params): Promise<Target | undefined> {
+  const base = baselineUrl();
+  const c = client(p.concurrency);
+  try {
+    const probe = await Promise.race([c.request('GET', `${base}/v2/lbaas/providers`, { 'x-project-id': 'probe' }), sleep(3000).then(() => undefined)]);
+    if (!probe || probe.status !== 200 || !probe.text.includes('providers')) {
+      c.close();
+      return undefined;
+    }
+  } catch {
+    c.close();
+    return undefined;
+  }
+  // noauth: the project comes from X-Project-Id and every caller is admin, so lists filter by project.
+  const project = `bench-${randomBytes(6).toString('hex')}`;
+  const headers = { 'x-project-id': project };
+  const oct = process.env.OCT ?? '/tmp/octavia-baseline';
+  return {
+    name: 'Octavia 11',
+    base,
+    headers,
+    // The no-op network driver accepts any subnet id.
+    vipSubnetId: randomUUID(),
+    listPath: `/v2/lbaas/loadbalancers?project_id=${project}`,
+    serverPids: () => {
+      const api = pidFromFile(join(oct, 'run', 'uwsgi.pid'));
+      const db = pidFromFile(join(oct, 'run', 'mariadb.pid'));
+      return api && db ? [...processTree(api), db] : [];
+    },
+    // Leave the baseline as we found it; its worker deletes asynchronously.
+    cleanup: async (ids) => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: p.concurrency }, async () => {
+          while (next < ids.length) await c.request('DELETE', `${base}/v2/lbaas/loadbalancers/${ids[next++]}?cascade=true`, headers);
+        }),
+      );
+    },
+    close: async () => c.close(),
+  };
+}
+
+// --- report -------------------------------------------------------------------------------
+
+interface Ratios {
+  get_one_rps: number;
+  get_list_rps: number;
+  create_to_active_median: number;
+  create_to_active_p90: number;
+  bulk_create: number;
+}
+
+function ratios(o: TargetResult, b: TargetResult): Ratios {
+  return {
+    get_one_rps: o.get_one.rps / b.get_one.rps,
+    get_list_rps: o.get_list.rps / b.get_list.rps,
+    create_to_active_median: b.create_to_active.median_ms / o.create_to_active.median_ms,
+    create_to_active_p90: b.create_to_active.p90_ms / o.create_to_active.p90_ms,
+    bulk_create: b.bulk_create.seconds / o.bulk_create.seconds,
+  };
+}
+
+function table(p: Params, o: TargetResult, b: TargetResult | undefined, r: Ratios | undefined): string {
+  const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
+  const rows: Array<[string, (t: TargetResult) => string, keyof Ratios | null]> = [
+    [`GET one LB, c=${p.concurrency} (req/s)`, (t) => num(t.get_one.rps), 'get_one_rps'],
+    ['  latency p50 / p99 (ms)', (t) => `${num(t.get_one.p50_ms)} / ${num(t.get_one.p99_ms)}`, null],
+    ['  server CPU per request (ms)', (t) => num(t.get_one.cpu_ms_per_request, 2), null],
+    [`GET list of ${p.lbs} LBs, c=${p.concurrency} (req/s)`, (t) => num(t.get_list.rps), 'get_list_rps'],
+    ['  latency p50 / p99 (ms)', (t) => `${num(t.get_list.p50_ms)} / ${num(t.get_list.p99_ms)}`, null],
+    ['  server CPU per request (ms)', (t) => num(t.get_list.cpu_ms_per_request, 2), null],
+    [`create → ACTIVE median, n=${p.creates} (ms)`, (t) => num(t.create_to_active.median_ms), 'create_to_active_median'],
+    ['create → ACTIVE p90 (ms)', (t) => num(t.create_to_active.p90_ms), 'create_to_active_p90'],
+    ['  POST alone, median (ms)', (t) => num(t.create_to_active.post_median_ms), null],
+    [`${p.lbs} LBs by ${p.concurrency} clients → all ACTIVE (s)`, (t) => num(t.bulk_create.seconds, 2), 'bulk_create'],
+  ];
+  const w = [44, 16, 16, 10];
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('');
+  const out = [line(['', o.target, b ? b.target : '', b ? 'Ostia is' : ''])];
+  for (const [label, value, key] of rows) out.push(line([label, value(o), b ? value(b) : '', r && key ? `${num(r[key], 1)}x` : '']));
+  const errors = o.get_one.errors + o.get_list.errors + (b ? b.get_one.errors + b.get_list.errors : 0);
+  if (errors) out.push(`WARNING: ${errors} GET requests answered non-200; their rates are not comparable.`);
+  return out.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'boolean', default: false },
+      seconds: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '8' },
+      lbs: { type: 'string', default: '100' },
+      creates: { type: 'string', default: '50' },
+    },
+  });
+  const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lbs: Number(values.lbs), creates: Number(values.creates) };
+  for (const [k, v] of Object.entries(p)) if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
+  const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
+  const loadBefore = loadavg()[0]!;
+
+  const baseline = await baselineTarget(p);
+  let baselineResult: TargetResult | undefined;
+  if (baseline) {
+    try {
+      baselineResult = await measure(baseline, p, progress);
+    } finally {
+      await baseline.close();
+    }
+  }
+  const ostia = await ostiaTarget();
+  let ostiaResult: TargetResult;
+  try {
+    ostiaResult = await measure(ostia, p, progress);
+  } finally {
+    await ostia.close();
+  }
+
+  const r = baselineResult ? ratios(ostiaResult, baselineResult) : undefined;
+  const note = baselineResult
+    ? `Octavia baseline measured at ${baselineUrl()} in the same run.`
+    : `Octavia baseline not running at ${baselineUrl()}, so only Ostia was measured. To compare, start it (once: install, setup) with: ` +
+      `bash /work/shared/baseline/octavia-baseline.sh start   (see ${BASELINE_DOC}; OCTAVIA_BASELINE_URL or API_PORT select another endpoint)`;
+  const load = { before: loadBefore, after: loadavg()[0]! };
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ params: p, load_average: load, ostia: ostiaResult, baseline: baselineResult ?? null, ratios: r ?? null, note }) + '\n');
+  } else {
+    process.stdout.write(`${table(p, ostiaResult, baselineResult, r)}\n\n${note}\nLoad average (1 min): ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after; the machine is shared, compare within one run.\n`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `npm run up`: from a fresh clone to a running Ostia (API, worker, embedded Keystone, SQLite
+# under .ostia/). Needs only Node.js 20+ and npm; the native SQLite module ships prebuilt.
+# Arguments go to `ostia up`: npm run up -- --port 0 --data-dir /tmp/ostia
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v node >/dev/null 2>&1; then
+  echo "ostia: Node.js 20 or newer is needed and 'node' is not on PATH; install it (https://nodejs.org/en/download) and rerun 'npm run up'." >&2
+  exit 1
+fi
+major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$major" -lt 20 ]; then
+  echo "ostia: Node.js 20 or newer is needed, this is $(node --version); upgrade it and rerun 'npm run up'." >&2
+  exit 1
+fi
+
+if [ ! -d node_modules ]; then
+  echo "ostia: installing dependencies (npm ci)..." >&2
+  npm ci --no-audit --no-fund >&2
+fi
+# Always rebuild: a stale dist/ would run yesterday's code. Output goes to stderr so that
+# `npm run up --silent -- --json` prints only the JSON line on stdout.
+npm run --silent build >&2
+exec node bin/ostia.js up "$@"

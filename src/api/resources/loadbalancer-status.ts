@@ -1,0 +1,86 @@
+/**
+ * Read-only views across a load balancer's tree: the status tree clients wait on, the
+ * statistics, and Ostia's provisioning trace extension.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ApiDeps } from '../context.js';
+import { loadBalancerFor } from './loadbalancers.js';
+import { readTrace } from '../../controller/trace.js';
+
+const none = ['-'];
+
+/** The tree of §6.1: pools appear under the listeners that use them, never on their own. */
+export async function statusTree(deps: ApiDeps, lb: { id: string; name: string; operating_status: string; provisioning_status: string }) {
+  const db = deps.db.kysely;
+  const listeners = await db.selectFrom('listener').select(['id', 'name', 'operating_status', 'provisioning_status', 'default_pool_id']).where('load_balancer_id', '=', lb.id).orderBy('created_at').orderBy('id').execute();
+  const pools = await db.selectFrom('pool').select(['id', 'name', 'operating_status', 'provisioning_status']).where('load_balancer_id', '=', lb.id).execute();
+  const poolIds = pools.length ? pools.map((p) => p.id) : none;
+  const listenerIds = listeners.length ? listeners.map((l) => l.id) : none;
+  const [monitors, members, policies] = await Promise.all([
+    db.selectFrom('health_monitor').select(['id', 'name', 'type', 'operating_status', 'provisioning_status', 'pool_id']).where('pool_id', 'in', poolIds).execute(),
+    db.selectFrom('member').select(['id', 'name', 'operating_status', 'provisioning_status', 'address', 'protocol_port', 'pool_id']).where('pool_id', 'in', poolIds).orderBy('created_at').orderBy('id').execute(),
+    db
+      .selectFrom('l7policy')
+      .select(['listener_id', 'redirect_pool_id'])
+      .where('listener_id', 'in', listenerIds)
+      .where('admin_state_up', '=', 1)
+      .where('redirect_pool_id', 'is not', null)
+      .where(({ exists, selectFrom }) => exists(selectFrom('l7rule').select('l7rule.id').whereRef('l7rule.l7policy_id', '=', 'l7policy.id')))
+      .orderBy('position')
+      .execute(),
+  ]);
+  const poolTree = (id: string) => {
+    const p = pools.find((x) => x.id === id);
+    if (!p) return undefined;
+    const hm = monitors.find((m) => m.pool_id === id);
+    return {
+      id: p.id,
+      name: p.name,
+      provisioning_status: p.provisioning_status,
+      operating_status: p.operating_status,
+      ...(hm ? { health_monitor: { id: hm.id, name: hm.name, type: hm.type, provisioning_status: hm.provisioning_status, operating_status: hm.operating_status } } : {}),
+      members: members.filter((m) => m.pool_id === id).map((m) => ({ id: m.id, name: m.name, operating_status: m.operating_status, provisioning_status: m.provisioning_status, address: m.address, protocol_port: m.protocol_port })),
+    };
+  };
+  return {
+    loadbalancer: {
+      id: lb.id,
+      name: lb.name,
+      operating_status: lb.operating_status,
+      provisioning_status: lb.provisioning_status,
+      listeners: listeners.map((l) => {
+        const ids = [l.default_pool_id, ...policies.filter((p) => p.listener_id === l.id).map((p) => p.redirect_pool_id)].filter((x): x is string => !!x);
+        return {
+          id: l.id,
+          name: l.name,
+          operating_status: l.operating_status,
+          provisioning_status: l.provisioning_status,
+          pools: [...new Set(ids)].map(poolTree).filter((p) => p !== undefined),
+        };
+      }),
+    },
+  };
+}
+
+/** No data plane has reported yet: Octavia renders zeros, not an error. */
+export const zeroStats = { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 };
+
+export const loadBalancerStatusRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
+  for (const path of ['/loadbalancers/:id/status', '/loadbalancers/:id/statuses']) {
+    app.get<{ Params: { id: string } }>(path, async (req) => {
+      const lb = await loadBalancerFor(deps, req.ctx, req.params.id, 'get_status');
+      return { statuses: await statusTree(deps, lb) };
+    });
+  }
+
+  app.get<{ Params: { id: string } }>('/loadbalancers/:id/stats', async (req) => {
+    await loadBalancerFor(deps, req.ctx, req.params.id, 'get_stats');
+    return { stats: zeroStats };
+  });
+
+  /** Ostia extension: every step of every job run for this LB, oldest first. */
+  app.get<{ Params: { id: string } }>('/loadbalancers/:id/trace', async (req) => {
+    const lb = await loadBalancerFor(deps, req.ctx, req.params.id, 'get_status');
+    return { trace: await readTrace(deps.db, lb.id), status_reason: lb.status_reason };
+  });
+};

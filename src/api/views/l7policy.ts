@@ -1,0 +1,66 @@
+/** Rows → the L7 policy's wire form, with its rules as ids or (graph response) in full. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, L7PolicyTable } from '../../db/schema.js';
+import { readTags } from '../tags.js';
+import { l7RuleRelations, l7RuleView, type L7RuleRow } from './l7rule.js';
+
+export type L7PolicyRow = L7PolicyTable;
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface L7PolicyRelations {
+  tags: Map<string, string[]>;
+  rules: Map<string, L7RuleRow[]>;
+}
+
+/** Tags and rules of many policies in two queries whatever the page size. */
+export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[]): Promise<L7PolicyRelations> {
+  const ids = rows.map((r) => r.id);
+  const rules = new Map<string, L7RuleRow[]>(ids.map((id) => [id, []]));
+  if (ids.length) {
+    const ruleRows = await db.selectFrom('l7rule').selectAll().where('l7policy_id', 'in', ids).orderBy('created_at').orderBy('id').execute();
+    for (const r of ruleRows) rules.get(r.l7policy_id)?.push(r);
+  }
+  return { tags: await readTags(db, ids), rules };
+}
+
+function l7PolicyBase(row: L7PolicyRow, rel: L7PolicyRelations) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    provisioning_status: row.provisioning_status,
+    operating_status: row.operating_status,
+    admin_state_up: row.admin_state_up === 1,
+    project_id: row.project_id,
+    tenant_id: row.project_id,
+    action: row.action,
+    listener_id: row.listener_id,
+    redirect_pool_id: row.redirect_pool_id,
+    redirect_url: row.redirect_url,
+    redirect_prefix: row.redirect_prefix,
+    redirect_http_code: row.redirect_http_code,
+    position: row.position,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    tags: rel.tags.get(row.id) ?? [],
+  };
+}
+
+export function l7PolicyView(row: L7PolicyRow, rel: L7PolicyRelations) {
+  return { ...l7PolicyBase(row, rel), rules: (rel.rules.get(row.id) ?? []).map((r) => ({ id: r.id })) };
+}
+
+export async function renderL7Policies(db: Q, rows: readonly L7PolicyRow[]) {
+  const rel = await l7PolicyRelations(db, rows);
+  return rows.map((r) => l7PolicyView(r, rel));
+}
+
+/** The form inside a fully populated LB (graph create response): rules as full objects. */
+export async function renderL7PoliciesFull(db: Q, rows: readonly L7PolicyRow[]) {
+  const rel = await l7PolicyRelations(db, rows);
+  const ruleRel = await l7RuleRelations(db, [...rel.rules.values()].flat());
+  return rows.map((r) => ({ ...l7PolicyBase(r, rel), rules: (rel.rules.get(r.id) ?? []).map((rule) => l7RuleView(rule, ruleRel)) }));
+}
+
+export type L7PolicyView = ReturnType<typeof l7PolicyView>;

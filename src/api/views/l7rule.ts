@@ -1,0 +1,43 @@
+/** Rows → the L7 rule's wire form. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, L7RuleTable } from '../../db/schema.js';
+import { readTags } from '../tags.js';
+
+export type L7RuleRow = L7RuleTable;
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface L7RuleRelations {
+  tags: Map<string, string[]>;
+}
+
+export async function l7RuleRelations(db: Q, rows: readonly L7RuleRow[]): Promise<L7RuleRelations> {
+  return { tags: await readTags(db, rows.map((r) => r.id)) };
+}
+
+/** Rules have no name, no description and no l7policy_id on the wire. */
+export function l7RuleView(row: L7RuleRow, rel: L7RuleRelations) {
+  return {
+    id: row.id,
+    type: row.type,
+    compare_type: row.compare_type,
+    key: row.key,
+    value: row.value,
+    invert: row.invert === 1,
+    provisioning_status: row.provisioning_status,
+    operating_status: row.operating_status,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    project_id: row.project_id,
+    tenant_id: row.project_id,
+    admin_state_up: row.admin_state_up === 1,
+    tags: rel.tags.get(row.id) ?? [],
+  };
+}
+
+export async function renderL7Rules(db: Q, rows: readonly L7RuleRow[]) {
+  const rel = await l7RuleRelations(db, rows);
+  return rows.map((r) => l7RuleView(r, rel));
+}
+
+export type L7RuleView = ReturnType<typeof l7RuleView>;

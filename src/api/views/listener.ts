@@ -1,0 +1,95 @@
+/** Rows → the listener's wire form, with the relations many listeners need loaded in two queries. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, ListenerTable } from '../../db/schema.js';
+import type { ListenerProtocol } from '../../domain/enums.js';
+import type { ListenerSpec } from '../../domain/rules/listener.js';
+import { readTags } from '../tags.js';
+
+export type ListenerRow = ListenerTable;
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface ListenerRelations {
+  tags: Map<string, string[]>;
+  /** Policy ids per listener, in evaluation (position) order. */
+  l7policies: Map<string, string[]>;
+}
+
+export async function listenerRelations(db: Q, ids: string[]): Promise<ListenerRelations> {
+  const l7policies = new Map<string, string[]>(ids.map((id) => [id, []]));
+  const [tags, policies] = await Promise.all([
+    readTags(db, ids),
+    ids.length ? db.selectFrom('l7policy').select(['id', 'listener_id']).where('listener_id', 'in', ids).orderBy('position').orderBy('id').execute() : [],
+  ]);
+  for (const p of policies) l7policies.get(p.listener_id)?.push(p.id);
+  return { tags, l7policies };
+}
+
+const parseList = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
+
+/** The stored listener as the rules see it. */
+export function listenerSpecOf(row: ListenerRow): ListenerSpec {
+  return {
+    protocol: row.protocol as ListenerProtocol,
+    protocol_port: row.protocol_port,
+    connection_limit: row.connection_limit,
+    insert_headers: JSON.parse(row.insert_headers) as Record<string, string>,
+    timeout_client_data: row.timeout_client_data,
+    timeout_member_connect: row.timeout_member_connect,
+    timeout_member_data: row.timeout_member_data,
+    timeout_tcp_inspect: row.timeout_tcp_inspect,
+    default_tls_container_ref: row.default_tls_container_ref,
+    sni_container_refs: JSON.parse(row.sni_container_refs) as string[],
+    client_authentication: row.client_authentication,
+    client_ca_tls_container_ref: row.client_ca_tls_container_ref,
+    client_crl_container_ref: row.client_crl_container_ref,
+    allowed_cidrs: parseList(row.allowed_cidrs),
+    tls_ciphers: row.tls_ciphers,
+    tls_versions: parseList(row.tls_versions),
+    alpn_protocols: parseList(row.alpn_protocols),
+    hsts_max_age: row.hsts_max_age,
+    hsts_include_subdomains: row.hsts_include_subdomains === 1,
+    hsts_preload: row.hsts_preload === 1,
+  };
+}
+
+export function listenerView(row: ListenerRow, rel: ListenerRelations) {
+  const spec = listenerSpecOf(row);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    provisioning_status: row.provisioning_status,
+    operating_status: row.operating_status,
+    admin_state_up: row.admin_state_up === 1,
+    protocol: row.protocol,
+    protocol_port: row.protocol_port,
+    connection_limit: spec.connection_limit,
+    default_tls_container_ref: spec.default_tls_container_ref,
+    sni_container_refs: spec.sni_container_refs,
+    project_id: row.project_id,
+    tenant_id: row.project_id,
+    default_pool_id: row.default_pool_id,
+    l7policies: (rel.l7policies.get(row.id) ?? []).map((id) => ({ id })),
+    insert_headers: spec.insert_headers,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    loadbalancers: [{ id: row.load_balancer_id }],
+    timeout_client_data: spec.timeout_client_data,
+    timeout_member_connect: spec.timeout_member_connect,
+    timeout_member_data: spec.timeout_member_data,
+    timeout_tcp_inspect: spec.timeout_tcp_inspect,
+    tags: rel.tags.get(row.id) ?? [],
+    client_ca_tls_container_ref: spec.client_ca_tls_container_ref,
+    client_authentication: spec.client_authentication,
+    client_crl_container_ref: spec.client_crl_container_ref,
+    allowed_cidrs: spec.allowed_cidrs,
+    tls_ciphers: spec.tls_ciphers,
+    tls_versions: spec.tls_versions,
+    alpn_protocols: spec.alpn_protocols,
+    hsts_max_age: spec.hsts_max_age,
+    hsts_include_subdomains: spec.hsts_include_subdomains,
+    hsts_preload: spec.hsts_preload,
+  };
+}
+
+export type ListenerView = ReturnType<typeof listenerView>;

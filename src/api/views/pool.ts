@@ -1,0 +1,108 @@
+/** Rows → the pool's wire form, with the relations many pools need loaded in a few queries. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, PoolTable } from '../../db/schema.js';
+import type { PoolSpec, SessionPersistence } from '../../domain/rules/pool.js';
+import { readTags } from '../tags.js';
+
+export type PoolRow = PoolTable;
+type Q = Kysely<Database> | Transaction<Database>;
+
+const none = ['-'];
+
+/**
+ * The listeners a pool serves: those using it as default pool, plus those owning an enabled
+ * L7 policy with at least one rule that redirects to it (Octavia's definition).
+ */
+export async function poolListenerIds(db: Q, poolIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(poolIds.map((id) => [id, []]));
+  if (!poolIds.length) return out;
+  const ids = [...poolIds];
+  const [byDefault, byPolicy] = await Promise.all([
+    db.selectFrom('listener').select(['id', 'default_pool_id as pool_id', 'created_at']).where('default_pool_id', 'in', ids).execute(),
+    db
+      .selectFrom('l7policy')
+      .innerJoin('listener', 'listener.id', 'l7policy.listener_id')
+      .select(['listener.id as id', 'l7policy.redirect_pool_id as pool_id', 'listener.created_at as created_at'])
+      .where('l7policy.redirect_pool_id', 'in', ids)
+      .where('l7policy.admin_state_up', '=', 1)
+      .where(({ exists, selectFrom }) => exists(selectFrom('l7rule').select('l7rule.id').whereRef('l7rule.l7policy_id', '=', 'l7policy.id')))
+      .execute(),
+  ]);
+  const rows = [...byDefault, ...byPolicy].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  for (const r of rows) {
+    const list = out.get(r.pool_id!);
+    if (list && !list.includes(r.id)) list.push(r.id);
+  }
+  return out;
+}
+
+export interface PoolRelations {
+  tags: Map<string, string[]>;
+  listeners: Map<string, string[]>;
+  members: Map<string, string[]>;
+  healthMonitors: Map<string, string>;
+}
+
+export async function poolRelations(db: Q, ids: string[]): Promise<PoolRelations> {
+  const inIds = ids.length ? ids : none;
+  const [tags, listeners, members, monitors] = await Promise.all([
+    readTags(db, ids),
+    poolListenerIds(db, ids),
+    db.selectFrom('member').select(['id', 'pool_id']).where('pool_id', 'in', inIds).orderBy('created_at').orderBy('id').execute(),
+    db.selectFrom('health_monitor').select(['id', 'pool_id']).where('pool_id', 'in', inIds).execute(),
+  ]);
+  const memberIds = new Map<string, string[]>(ids.map((id) => [id, []]));
+  for (const m of members) memberIds.get(m.pool_id)?.push(m.id);
+  return { tags, listeners, members: memberIds, healthMonitors: new Map(monitors.map((m) => [m.pool_id, m.id])) };
+}
+
+const parseList = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
+
+/** The stored pool as the rules see it. */
+export function poolSpecOf(row: PoolRow): PoolSpec {
+  return {
+    protocol: row.protocol,
+    lb_algorithm: row.lb_algorithm,
+    session_persistence: row.session_persistence === null ? null : (JSON.parse(row.session_persistence) as SessionPersistence),
+    tls_enabled: row.tls_enabled === 1,
+    tls_container_ref: row.tls_container_ref,
+    ca_tls_container_ref: row.ca_tls_container_ref,
+    crl_container_ref: row.crl_container_ref,
+    tls_ciphers: row.tls_ciphers,
+    tls_versions: parseList(row.tls_versions),
+    alpn_protocols: parseList(row.alpn_protocols),
+  };
+}
+
+export function poolView(row: PoolRow, rel: PoolRelations) {
+  const spec = poolSpecOf(row);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    provisioning_status: row.provisioning_status,
+    operating_status: row.operating_status,
+    admin_state_up: row.admin_state_up === 1,
+    protocol: row.protocol,
+    lb_algorithm: row.lb_algorithm,
+    session_persistence: spec.session_persistence,
+    project_id: row.project_id,
+    tenant_id: row.project_id,
+    loadbalancers: [{ id: row.load_balancer_id }],
+    listeners: (rel.listeners.get(row.id) ?? []).map((id) => ({ id })),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    healthmonitor_id: rel.healthMonitors.get(row.id) ?? null,
+    members: (rel.members.get(row.id) ?? []).map((id) => ({ id })),
+    tags: rel.tags.get(row.id) ?? [],
+    tls_container_ref: spec.tls_container_ref,
+    ca_tls_container_ref: spec.ca_tls_container_ref,
+    crl_container_ref: spec.crl_container_ref,
+    tls_enabled: spec.tls_enabled,
+    tls_ciphers: spec.tls_ciphers,
+    tls_versions: spec.tls_versions,
+    alpn_protocols: spec.alpn_protocols,
+  };
+}
+
+export type PoolView = ReturnType<typeof poolView>;

@@ -1,0 +1,245 @@
+/**
+ * The `ostia` command as users run it: real child processes of bin/ostia.js, their exit codes,
+ * stdout/stderr and the files they leave in the data directory.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-process.js';
+import { VIP_SUBNET_ID } from '../config.js';
+
+const BIN = join(repoRoot(), 'bin', 'ostia.js');
+const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'trace', 'config'];
+
+/** The caller's OSTIA_* settings must not leak into the commands under test. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
+}
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function ostia(...args: string[]): Promise<Outcome> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'ostia-cli-test-'));
+}
+
+/** The load balancer's provisioning_status once it is no longer PENDING_*. */
+async function settled(lbUrl: string, headers: Record<string, string>): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const shown = await fetch(lbUrl, { headers });
+    const status = ((await shown.json()) as { loadbalancer: { provisioning_status: string } }).loadbalancer.provisioning_status;
+    if (!status.startsWith('PENDING_')) return status;
+    if (Date.now() > deadline) throw new Error(`${lbUrl} still ${status} after 20 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const modeOf = (file: string): number => statSync(file).mode & 0o777;
+
+test('up --json --port 0 announces the real URL, serves the version document and writes clouds.yaml', async (t) => {
+  const dataDir = tempDir();
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startOstia({ extraArgs: ['--data-dir', dataDir] });
+  let token: string;
+  try {
+    assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(new URL(first.url).port, '0');
+    assert.equal(first.cloudsYaml, join(dataDir, 'clouds.yaml'));
+
+    const res = await fetch(`${first.url}/`);
+    assert.equal(res.status, 200);
+    const { versions } = (await res.json()) as { versions: Array<{ id: string; status: string; links: Array<{ href: string }> }> };
+    assert.equal(versions.at(-1)!.status, 'CURRENT');
+    assert.equal(versions[0]!.links[0]!.href, `${first.url}/v2`);
+
+    const { clouds } = parseYaml(readFileSync(first.cloudsYaml, 'utf8')) as { clouds: Record<string, { auth: { auth_url: string } }> };
+    assert.deepEqual(Object.keys(clouds), ['ostia', 'ostia-demo', 'ostia-alt', 'ostia-reader']);
+    assert.equal(clouds.ostia!.auth.auth_url, `${first.url}/identity/v3`);
+    assert.equal(modeOf(first.cloudsYaml), 0o600, 'clouds.yaml holds passwords');
+    assert.equal(modeOf(join(dataDir, 'token-secret')), 0o600);
+
+    token = await first.token('ostia-demo');
+    const list = await fetch(`${first.url}/v2/lbaas/loadbalancers`, { headers: { 'x-auth-token': token } });
+    assert.equal(list.status, 200, await list.clone().text());
+    assert.deepEqual(await list.json(), { loadbalancers: [], loadbalancers_links: [] });
+    assert.equal((await fetch(`${first.url}/v2/lbaas/loadbalancers`)).status, 401);
+  } finally {
+    await first.stop();
+  }
+  assert.match(first.logTail(), /"signal":"SIGTERM".*"msg":"shutting down"/, 'stop() sends SIGTERM: a clean shutdown logs it');
+  assert.doesNotMatch(first.logTail(), /"level":50/, 'no errors while running or closing');
+  assert.throws(() => process.kill(first.pid, 0), { code: 'ESRCH' });
+
+  // The secret is made once per data directory: a token from before the restart still works.
+  const secret = readFileSync(join(dataDir, 'token-secret'), 'utf8');
+  const second = await startOstia({ extraArgs: ['--data-dir', dataDir] });
+  try {
+    assert.equal(readFileSync(join(dataDir, 'token-secret'), 'utf8'), secret);
+    const list = await fetch(`${second.url}/v2/lbaas/loadbalancers`, { headers: { 'x-auth-token': token } });
+    assert.equal(list.status, 200);
+  } finally {
+    await second.stop();
+  }
+});
+
+test('trace prints the provisioning steps of a load balancer, as a table and as JSON', async (t) => {
+  const dataDir = tempDir();
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const running = await startOstia({ extraArgs: ['--data-dir', dataDir] });
+  let lbId: string;
+  try {
+    const headers = { 'x-auth-token': await keystoneToken(running.cloud('ostia-demo')), 'content-type': 'application/json' };
+    const created = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'traced' } }) });
+    assert.equal(created.status, 201, await created.clone().text());
+    lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
+    assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${lbId}`, headers), 'ACTIVE');
+  } finally {
+    await running.stop();
+  }
+
+  const [asJson, asTable, unknown] = await Promise.all([
+    ostia('trace', lbId, '--data-dir', dataDir, '--json'),
+    ostia('trace', lbId, '--data-dir', dataDir),
+    ostia('trace', '00000000-0000-0000-0000-000000000000', '--data-dir', dataDir),
+  ]);
+  assert.equal(asJson.code, 0, asJson.stderr);
+  const traced = JSON.parse(asJson.stdout) as { load_balancer: { id: string; provisioning_status: string }; steps: Array<{ operation: string; step: string; duration_ms: number | null; error: string | null }> };
+  assert.equal(traced.load_balancer.provisioning_status, 'ACTIVE');
+  assert.ok(traced.steps.length > 0);
+  for (const step of traced.steps) {
+    assert.equal(step.operation, 'loadbalancer.create');
+    assert.equal(typeof step.duration_ms, 'number');
+    assert.equal(step.error, null);
+  }
+
+  assert.equal(asTable.code, 0, asTable.stderr);
+  const [heading, columns, ...rows] = asTable.stdout.trimEnd().split('\n');
+  assert.equal(heading, `Load balancer ${lbId} (traced): ACTIVE`);
+  assert.match(columns!, /^OPERATION\s+STEP\s+START\s+DURATION MS\s+ERROR$/);
+  assert.equal(rows.length, traced.steps.length);
+  assert.match(rows[0]!, new RegExp(`^loadbalancer\\.create\\s+${traced.steps[0]!.step}\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+\\s+\\d+\\.\\d{3}$`));
+
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /^ostia trace: no load balancer 00000000-0000-0000-0000-000000000000 in the database sqlite:.*\. Check the id/);
+});
+
+test('trace refuses a data directory without a database, and creates none', async () => {
+  const dataDir = join(tempDir(), 'absent');
+  const r = await ostia('trace', 'some-id', '--data-dir', dataDir);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, `ostia trace: no database at ${join(dataDir, 'ostia.db')}. Pass the --data-dir (or --database-url) the Ostia you mean runs with, or start one with 'ostia up'.\n`);
+  assert.equal(existsSync(dataDir), false);
+});
+
+test('every subcommand answers --help with its usage, exit 0', async () => {
+  const helps = await Promise.all(SUBCOMMANDS.map((name) => ostia(name, '--help')));
+  SUBCOMMANDS.forEach((name, i) => {
+    const r = helps[i]!;
+    assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^Usage: ostia ${name}\\b`), name);
+    assert.match(r.stdout, /--json/, name);
+    assert.equal(r.stderr, '', name);
+  });
+  const overview = await ostia('--help');
+  assert.equal(overview.code, 0);
+  for (const name of SUBCOMMANDS) assert.match(overview.stdout, new RegExp(`^  ${name} `, 'm'));
+});
+
+test('usage mistakes exit 2 with one line naming the mistake and the help to read', async () => {
+  const [unknownCommand, unknownOption, badPort, noLb, nothing] = await Promise.all([
+    ostia('frobnicate'),
+    ostia('up', '--frob'),
+    ostia('up', '--port', 'http'),
+    ostia('trace'),
+    ostia(),
+  ]);
+  assert.deepEqual(unknownCommand, { code: 2, stdout: '', stderr: "ostia: unknown command 'frobnicate'. Run 'ostia --help' for the list.\n" });
+  assert.deepEqual(unknownOption, { code: 2, stdout: '', stderr: "ostia up: unknown option '--frob'. See 'ostia up --help'.\n" });
+  assert.deepEqual(badPort, { code: 2, stdout: '', stderr: "ostia up: --port must be an integer from 0 to 65535, got 'http'. See 'ostia up --help'.\n" });
+  assert.deepEqual(noLb, { code: 2, stdout: '', stderr: "ostia trace: expected <lb-id>, got none. See 'ostia trace --help'.\n" });
+  assert.equal(nothing.code, 2);
+  assert.match(nothing.stderr, /^Usage: ostia <command>/);
+});
+
+test('a bad config file fails at start with one line naming the file and the wrong path, writing nothing', async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const invalidFile = join(dir, 'invalid.yaml');
+  const unparsableFile = join(dir, 'unparsable.yaml');
+  const dataDir = join(dir, 'data');
+  writeFileSync(invalidFile, 'api:\n  port: http\n');
+  writeFileSync(unparsableFile, 'api: [\n');
+  const [invalid, unparsable, missing] = await Promise.all([
+    ostia('up', '--config', invalidFile, '--data-dir', dataDir),
+    ostia('config', '--config', unparsableFile),
+    ostia('config', '--config', join(dir, 'nope.yaml')),
+  ]);
+
+  assert.equal(invalid.code, 1);
+  assert.equal(invalid.stdout, '');
+  assert.equal(invalid.stderr, `ostia up: invalid configuration: /api/port: Expected integer (config file ${invalidFile}). Fix ${invalidFile}, then check it with 'ostia config --config ${invalidFile}'.\n`);
+  assert.equal(existsSync(dataDir), false);
+
+  assert.equal(unparsable.code, 1);
+  assert.match(unparsable.stderr, new RegExp(`^ostia config: cannot parse config file ${unparsableFile}: [^\\n]+\\. Fix ${unparsableFile}, then check it with 'ostia config --config ${unparsableFile}'\\.\\n$`));
+
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^ostia config: cannot read config file .*nope\.yaml: ENOENT[^\n]*\. Check the path given with --config or OSTIA_CONFIG\.\n$/);
+});
+
+test('config prints the effective configuration with every secret masked', async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'ostia.yaml');
+  writeFileSync(file, 'identity:\n  tokenSecret: s3cr3t\n  external:\n    password: hunter2\napi:\n  port: 9999\n');
+  const [r, yaml] = await Promise.all([
+    ostia('config', '--config', file, '--data-dir', dir, '--host', '0.0.0.0', '--database-url', 'postgres://ostia:pa55@db.example/ostia', '--json'),
+    ostia('config', '--data-dir', dir),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /s3cr3t|hunter2|pa55/);
+  const cfg = JSON.parse(r.stdout);
+  assert.equal(cfg.dataDir, dir);
+  assert.deepEqual([cfg.api.host, cfg.api.port], ['0.0.0.0', 9999]);
+  assert.equal(cfg.database.url, 'postgres://ostia:***@db.example/ostia');
+  assert.equal(cfg.identity.tokenSecret, '***');
+  assert.equal(cfg.identity.external.password, '***');
+  assert.ok(cfg.identity.users.every((u: { password: string }) => u.password === '***'));
+
+  assert.equal(yaml.code, 0, yaml.stderr);
+  assert.equal((parseYaml(yaml.stdout) as { database: { url: string } }).database.url, `sqlite:${join(dir, 'ostia.db')}`);
+});
+
+test('api and worker refuse SQLite; health and housekeeping say they do not exist yet', async () => {
+  const [api, worker, health, housekeeping] = await Promise.all([
+    ostia('api', '--data-dir', join(tmpdir(), 'ostia-never-created')),
+    ostia('worker', '--data-dir', join(tmpdir(), 'ostia-never-created')),
+    ostia('health'),
+    ostia('housekeeping'),
+  ]);
+  for (const [role, r] of [['api', api], ['worker', worker]] as const) {
+    assert.equal(r.code, 1, role);
+    assert.match(r.stderr, new RegExp(`^ostia ${role}: needs PostgreSQL, as it runs beside other Ostia processes, but the database is sqlite:.*\\. Pass --database-url postgres://`), role);
+  }
+  for (const [role, r] of [['health', health], ['housekeeping', housekeeping]] as const) {
+    assert.equal(r.code, 2, role);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `ostia ${role}: not available until the amphora provider lands (issue 3). The noop provider needs no such process: run 'ostia up', or 'ostia api' with 'ostia worker'.\n`);
+  }
+});

@@ -1,0 +1,34 @@
+/** `ostia config`: the configuration a process started with these flags would run with. */
+import { stringify } from 'yaml';
+import type { Config } from '../config.js';
+import { printJson, type Command } from './command.js';
+import { configFromFlags, databaseOption, dataDirOption, listenOptions, redactUrl } from './settings.js';
+
+export const config: Command = {
+  name: 'config',
+  summary: 'Print the effective configuration (defaults, then the config file, then OSTIA_* variables, then flags), validated, secrets masked.',
+  options: { ...dataDirOption, ...listenOptions, ...databaseOption },
+  details: [
+    'The YAML printed is a valid config file: copy it, trim it to what you change, and pass it with --config.',
+    'An empty identity.tokenSecret means the serving roles use (or create) DATA_DIR/token-secret.',
+  ].join('\n'),
+  async run(input) {
+    const effective = maskSecrets(configFromFlags(config, input));
+    if (input.json) printJson(effective);
+    else process.stdout.write(stringify(effective));
+    return 0;
+  },
+};
+
+const SECRET_KEY = /password|secret/i;
+
+/** Every password and secret, at any depth, as `***` (empty ones stay empty: that is information). */
+export function maskSecrets(cfg: Config): Config {
+  const mask = (value: unknown, key: string): unknown => {
+    if (Array.isArray(value)) return value.map((v) => mask(v, ''));
+    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));
+    return SECRET_KEY.test(key) && typeof value === 'string' && value !== '' ? '***' : value;
+  };
+  const masked = mask(cfg, '') as Config;
+  return { ...masked, database: { ...masked.database, url: redactUrl(cfg.database.url) } };
+}

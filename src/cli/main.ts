@@ -1,0 +1,69 @@
+/**
+ * `ostia <command>`: dispatches to one subcommand and turns any failure into one line on
+ * stderr (what failed, then what to do) and a non-zero exit code.
+ */
+import { CliError, helpText, parseInput, type Command } from './command.js';
+import { up } from './up.js';
+import { api } from './api.js';
+import { worker } from './worker.js';
+import { health, housekeeping } from './pending-roles.js';
+import { trace } from './trace.js';
+import { config } from './config.js';
+
+const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, config];
+
+function overview(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'Usage: ostia <command> [options]',
+    '',
+    'Ostia: load balancing as a service, speaking OpenStack Octavia v2.',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    "Run 'ostia <command> --help' for a command's options.",
+    '',
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    process.stderr.write(overview());
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const about = commands.find((c) => c.name === rest[0]);
+    process.stdout.write(about ? helpText(about) : overview());
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`ostia: unknown command '${name}'. Run 'ostia --help' for the list.\n`);
+    return 2;
+  }
+  try {
+    const input = parseInput(command, rest);
+    if (!input) {
+      process.stdout.write(helpText(command));
+      return 0;
+    }
+    return await command.run(input);
+  } catch (e) {
+    return report(command, e);
+  }
+}
+
+function report(command: Command, e: unknown): number {
+  if (e instanceof CliError) {
+    process.stderr.write(`ostia ${command.name}: ${e.message}. ${e.hint}\n`);
+    return e.exitCode;
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`ostia ${command.name}: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug or an unforeseen condition: rerun with OSTIA_DEBUG=1 for the stack trace and report it.\n`);
+  if (process.env.OSTIA_DEBUG) process.stderr.write(`${e instanceof Error ? e.stack : ''}\n`);
+  return 1;
+}
+
+process.exitCode = await main(process.argv.slice(2));

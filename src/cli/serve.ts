@@ -1,0 +1,125 @@
+/**
+ * The life of a serving process (`up`, `api`, `worker`): build the runtime with the identity
+ * the config asks for, start it, say where it is, and shut down cleanly on SIGINT/SIGTERM.
+ * Logs go to stderr so stdout carries only what the command prints (tests parse its JSON).
+ * Commands import this module lazily, so `--help` does not wait for Fastify and the drivers.
+ */
+import { join } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { parse as parseYaml } from 'yaml';
+import type { Config } from '../config.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
+import { CliError, printJson } from './command.js';
+import { databaseError, prepareDataDir, redactUrl, sqlitePath, withTokenSecret, writePrivateFile } from './settings.js';
+
+export interface Roles {
+  api: boolean;
+  worker: boolean;
+}
+
+export interface Announcement {
+  url: string | null;
+  clouds_yaml: string | null;
+  pid: number;
+}
+
+export async function serve(options: Config, roles: Roles, json: boolean): Promise<number> {
+  // Listening first, so a signal that arrives while starting still shuts down cleanly.
+  const stopped = stopSignal();
+  prepareDataDir(options);
+  const config = roles.api ? withTokenSecret(options) : options;
+  const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
+  const runtime = await openRuntime(config, roles, log);
+  let url: string | undefined;
+  try {
+    url = await runtime.start();
+  } catch (e) {
+    await runtime.close();
+    throw listenError(e, config);
+  }
+  // Not in external mode: there the clouds log in at the deployment's own Keystone.
+  const clouds = url && config.identity.mode !== 'external' ? cloudsYaml(url, config) : null;
+  const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
+  if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
+  const announcement: Announcement = { url: url ?? null, clouds_yaml: cloudsFile, pid: process.pid };
+  if (json) printJson(announcement);
+  else process.stdout.write(describe(config, roles, announcement, runtime, clouds));
+
+  const signal = await stopped;
+  log.info({ signal }, 'shutting down');
+  await runtime.close();
+  return 0;
+}
+
+async function openRuntime(config: Config, roles: Roles, logger: Logger): Promise<Runtime> {
+  const options: RuntimeOptions = { ...roles, logger };
+  // The keystone plugin reports the URL clients reach us at, known only once listening.
+  let runtime: Runtime | undefined;
+  if (roles.api) Object.assign(options, identityFor(config, () => runtime!.deps.publicUrl()));
+  try {
+    runtime = await createRuntime(config, options);
+  } catch (e) {
+    throw databaseError(e, config);
+  }
+  return runtime;
+}
+
+/** The authenticator, plus the embedded Keystone where clients log in (not in external mode). */
+function identityFor(config: Config, publicUrl: () => string): Pick<RuntimeOptions, 'authenticate' | 'mounts'> {
+  if (config.identity.mode === 'external') return { authenticate: createAuthenticator(config), mounts: [] };
+  const tokens = new TokenService(config.identity.tokenSecret, config.identity.tokenTtlSeconds);
+  const directory = new Directory(config.identity);
+  return {
+    authenticate: createAuthenticator(config, { tokens, directory }),
+    mounts: [{ prefix: IDENTITY_PREFIX, plugin: keystone({ publicUrl, region: config.identity.region, directory, tokens }) }],
+  };
+}
+
+function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtime, clouds: string | null): string {
+  const store = sqlitePath(config) ? `SQLite ${sqlitePath(config)}` : redactUrl(config.database.url);
+  const what = [roles.api && 'api', roles.worker && 'worker'].filter(Boolean).join(' + ');
+  const lines = [a.url ? `Ostia (${what}) is listening on ${a.url}, database ${store}.` : `Ostia worker ${runtime.worker?.id} is running jobs from ${store}.`];
+  if (clouds) {
+    const names = Object.keys((parseYaml(clouds) as { clouds: object }).clouds);
+    lines.push(
+      '',
+      'Use it with the openstack CLI:',
+      `  export OS_CLIENT_CONFIG_FILE=${a.clouds_yaml}`,
+      '  openstack --os-cloud ostia loadbalancer list',
+      '',
+      `Clouds in that file: ${names.join(', ')}.`,
+    );
+  } else if (a.url) {
+    lines.push('', `Clients authenticate with the Keystone at ${config.identity.external.authUrl}; point their catalog's load-balancer endpoint at ${a.url}.`);
+  }
+  lines.push('Stop with Ctrl-C (SIGINT) or SIGTERM.', '');
+  return lines.join('\n');
+}
+
+/** Resolves on the first SIGINT/SIGTERM; a second one means "now", without a clean close. */
+function stopSignal(): Promise<NodeJS.Signals> {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  return new Promise((resolve) => {
+    const first = (signal: NodeJS.Signals): void => {
+      for (const s of signals) {
+        process.off(s, first);
+        process.once(s, () => {
+          process.stderr.write(`ostia: ${s} during shutdown, exiting at once\n`);
+          process.exit(1);
+        });
+      }
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, first);
+  });
+}
+
+function listenError(e: unknown, config: Config): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  const where = `${config.api.host}:${config.api.port}`;
+  if (code === 'EADDRINUSE') return new CliError(`cannot listen on ${where}: the address is already in use`, 'Stop the other process, or pass --port (0 picks a free port).');
+  if (code === 'EACCES') return new CliError(`cannot listen on ${where}: permission denied`, 'Use a port above 1023, or pass --port.');
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new CliError(`cannot listen on ${where}: no such local address`, 'Pass a --host this machine has, e.g. 127.0.0.1 or 0.0.0.0.');
+  return e;
+}

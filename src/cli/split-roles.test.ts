@@ -1,0 +1,108 @@
+/**
+ * The production shape: `ostia api` and `ostia worker` as separate processes sharing one
+ * PostgreSQL database. Runs only when OSTIA_TEST_DATABASE_URL names a server (scripts/test.sh's
+ * PostgreSQL pass, which .ci/run enables).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { keystoneToken, repoRoot } from '../../test/support/ostia-process.js';
+import { freshPostgresDatabase } from '../../test/support/postgres.js';
+import { VIP_SUBNET_ID } from '../config.js';
+
+const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
+const BIN = join(repoRoot(), 'bin', 'ostia.js');
+/** The caller's OSTIA_* settings must not leak into the commands under test. */
+const CHILD_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
+
+interface Role {
+  child: ChildProcess;
+  announced: { url: string | null; clouds_yaml: string | null; pid: number };
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+/** Starts a role with --json and waits for the line it prints once running. */
+async function startRole(args: string[]): Promise<Role> {
+  const child = spawn(process.execPath, [BIN, ...args, '--json'], { env: CHILD_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+    });
+    exited.then((code) => reject(new Error(`ostia ${args[0]} exited with ${code} before announcing itself:\n${stderr}`)));
+  });
+  return { child, announced: JSON.parse(line), exited, stderr: () => stderr };
+}
+
+async function stopRole(role: Role): Promise<number | null> {
+  role.child.kill('SIGTERM');
+  return role.exited;
+}
+
+async function provisioningStatus(databaseUrl: string, lbId: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { rows } = await client.query<{ provisioning_status: string }>('SELECT provisioning_status FROM load_balancer WHERE id = $1', [lbId]);
+      const status = rows[0]!.provisioning_status;
+      if (!status.startsWith('PENDING_') || Date.now() > deadline) return status;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+test('ostia api and ostia worker, two processes over PostgreSQL, provision a load balancer', { skip: !SERVER_URL && 'OSTIA_TEST_DATABASE_URL is not set' }, async (t) => {
+  const database = await freshPostgresDatabase(SERVER_URL!);
+  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-split-'));
+  t.after(async () => {
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const api = await startRole(['api', '--port', '0', '--data-dir', dataDir, '--database-url', database.url]);
+  const worker = await startRole(['worker', '--database-url', database.url]);
+  let lbId: string;
+  try {
+    assert.match(api.announced.url!, /^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    assert.equal(api.announced.clouds_yaml, join(dataDir, 'clouds.yaml'));
+    assert.deepEqual(worker.announced, { url: null, clouds_yaml: null, pid: worker.child.pid });
+
+    const token = await keystoneToken({ auth_url: `${api.announced.url}/identity/v3`, username: 'demo', password: 'secret', project_name: 'demo' });
+    const created = await fetch(`${api.announced.url}/v2/lbaas/loadbalancers`, {
+      method: 'POST',
+      headers: { 'x-auth-token': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
+    // Only the worker process runs jobs: ACTIVE proves it was woken through the database.
+    assert.equal(await provisioningStatus(database.url, lbId), 'ACTIVE');
+  } finally {
+    const [apiCode, workerCode] = await Promise.all([stopRole(api), stopRole(worker)]);
+    assert.equal(apiCode, 0, api.stderr());
+    assert.equal(workerCode, 0, worker.stderr());
+  }
+
+  const traced = await new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'trace', lbId, '--database-url', database.url, '--json'], { env: CHILD_ENV, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('close', () => resolve(out));
+  });
+  const { steps } = JSON.parse(traced) as { steps: Array<{ operation: string; error: string | null }> };
+  assert.ok(steps.length > 0);
+  assert.ok(steps.every((s) => s.operation === 'loadbalancer.create' && s.error === null));
+});

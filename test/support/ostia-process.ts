@@ -1,0 +1,171 @@
+/**
+ * A real `ostia up` child process on a throw-away data dir, for tests and benchmarks that
+ * drive Ostia the way users do: over HTTP with Keystone tokens, or with the real Python
+ * clients through the clouds.yaml it writes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+
+export interface CloudAuth {
+  auth_url: string;
+  username: string;
+  password: string;
+  project_name: string;
+  user_domain_name?: string;
+  project_domain_name?: string;
+}
+
+export interface OstiaProcess {
+  /** Where the API listens, e.g. http://127.0.0.1:40123 (no trailing slash). */
+  readonly url: string;
+  readonly cloudsYaml: string;
+  readonly dataDir: string;
+  readonly pid: number;
+  /** The `auth` block of one cloud of the generated clouds.yaml. */
+  cloud(name: string): CloudAuth;
+  /** A project-scoped Keystone token for a cloud of clouds.yaml. */
+  token(cloud: string): Promise<string>;
+  /** Output the process wrote so far (bounded), for failure messages. */
+  logTail(): string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** How long to wait for the JSON line announcing the listening URL. */
+  readyTimeoutMs?: number;
+  extraArgs?: readonly string[];
+}
+
+const LOG_TAIL_BYTES = 16_384;
+
+/** The checkout root: the nearest directory above this file whose package.json names ostia. */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'ostia') return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('ostia checkout not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+}
+
+/** Children still running when this process exits are killed, so a crashed test leaves none behind. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-e2e-'));
+  const bin = join(repoRoot(), 'bin', 'ostia.js');
+  const child = spawn(process.execPath, [bin, 'up', '--json', '--data-dir', dataDir, '--port', '0', ...(opts.extraArgs ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  running.add(child);
+  let tail = '';
+  const remember = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-LOG_TAIL_BYTES);
+  };
+  child.stderr!.on('data', remember);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  exited.then(() => running.delete(child));
+
+  let announced: { url: string; clouds_yaml: string; pid: number };
+  try {
+    announced = await readAnnouncement(child, remember, exited, opts.readyTimeoutMs ?? 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`${(err as Error).message}\n--- ostia up output ---\n${tail}`);
+  }
+
+  const clouds = (parseYaml(readFileSync(announced.clouds_yaml, 'utf8')) as { clouds: Record<string, { auth: CloudAuth }> }).clouds;
+  const cloud = (name: string): CloudAuth => {
+    const entry = clouds[name];
+    if (!entry) throw new Error(`cloud ${name} is not in ${announced.clouds_yaml} (has ${Object.keys(clouds).join(', ')})`);
+    return entry.auth;
+  };
+  return {
+    url: announced.url.replace(/\/+$/, ''),
+    cloudsYaml: announced.clouds_yaml,
+    dataDir,
+    pid: announced.pid,
+    cloud,
+    token: (name) => keystoneToken(cloud(name)),
+    logTail: () => tail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads stdout until the one JSON line `ostia up --json` prints once it listens. */
+function readAnnouncement(
+  child: ChildProcess,
+  remember: (chunk: Buffer) => void,
+  exited: Promise<number | null>,
+  timeoutMs: number,
+): Promise<{ url: string; clouds_yaml: string; pid: number }> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`ostia up printed no JSON line within ${timeoutMs} ms`)), timeoutMs);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`ostia up exited with ${code} before announcing its URL`));
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      remember(chunk);
+      buffered += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        const parsed = parseAnnouncement(line);
+        if (parsed) {
+          clearTimeout(timer);
+          resolve(parsed);
+        }
+      }
+    });
+  });
+}
+
+function parseAnnouncement(line: string): { url: string; clouds_yaml: string; pid: number } | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const v = JSON.parse(line) as Record<string, unknown>;
+    if (typeof v.url === 'string' && typeof v.clouds_yaml === 'string' && typeof v.pid === 'number') return { url: v.url, clouds_yaml: v.clouds_yaml, pid: v.pid };
+  } catch {
+    // a log line that merely starts with "{" is not the announcement
+  }
+  return undefined;
+}
+
+export async function keystoneToken(auth: CloudAuth): Promise<string> {
+  const res = await fetch(`${auth.auth_url.replace(/\/+$/, '')}/auth/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: auth.username, password: auth.password, domain: { name: auth.user_domain_name ?? 'Default' } } } },
+        scope: { project: { name: auth.project_name, domain: { name: auth.project_domain_name ?? 'Default' } } },
+      },
+    }),
+  });
+  const token = res.headers.get('x-subject-token');
+  if (res.status !== 201 || !token) throw new Error(`token for ${auth.username}@${auth.project_name}: HTTP ${res.status} ${await res.text()}`);
+  return token;
+}
