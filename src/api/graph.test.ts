@@ -64,7 +64,6 @@ function graph() {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies
 type Json = Record<string, any>;
 const byName = (list: Json[], name: string): Json => {
   const found = list.find((x) => x.name === name);
@@ -151,8 +150,8 @@ test('graph errors are 400s and create nothing', async () => {
     [mutate((lb) => (lb.listeners[0]!.default_pool = { name: 'nowhere' })), 400, "Validation failure: Pool 'nowhere' was referenced but no full definition was found."],
     [mutate((lb) => delete (lb.pools[1] as { protocol?: string }).protocol), 400, "Validation failure: Pool definition for 'api' missing required attribute: protocol"],
     [mutate((lb) => (lb.pools[0]!.protocol = 'TCP')), 400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."],
-    [mutate((lb) => (lb.listeners[1]!.protocol_port = 80 as number) && (lb.listeners[1]!.protocol = 'TCP')), 409, 'Another Listener on this Load Balancer is already using protocol HTTP and protocol_port 80'],
-    [mutate((lb) => lb.pools[0]!.members.push({ address: '169.254.169.254', protocol_port: 80 })), 400, '169.254.169.254 is not a valid option for member address'],
+    [mutate((lb) => Object.assign(lb.listeners[1]!, { protocol: 'TCP', protocol_port: 80 })), 409, 'Another Listener on this Load Balancer is already using protocol HTTP and protocol_port 80'],
+    [mutate((lb) => (lb.pools[0]!.members as unknown[]).push({ address: '169.254.169.254', protocol_port: 80 })), 400, '169.254.169.254 is not a valid option for member address'],
     [mutate((lb) => ((lb.pools[0]!.healthmonitor as Record<string, unknown>).bogus = 1)), 400, 'Unknown attribute for argument loadbalancer.pools.healthmonitor: bogus'],
   ];
   for (const [body, code, message] of cases) {

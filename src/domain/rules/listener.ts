@@ -101,7 +101,7 @@ export function assertPortFree(candidate: PortUse, others: readonly PortUse[]): 
 
 /** §3.14: may a listener of `listenerProtocol` forward to a pool of `poolProtocol`? */
 export function assertPoolProtocolAllowed(listenerProtocol: string, poolProtocol: string): void {
-  if (listenerProtocol === 'PROMETHEUS') throw apiError('BAD_REQUEST', 'Protocol PROMETHEUS listeners cannot have child objects.');
+  if (listenerProtocol === 'PROMETHEUS') throw apiError('LISTENER_NO_CHILDREN', listenerProtocol);
   const allowed: readonly string[] = ListenerPoolCompatibility[listenerProtocol as ListenerProtocol] ?? [];
   if (!allowed.includes(poolProtocol))
     throw invalid(`The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`);
