@@ -27,7 +27,8 @@ export interface Announcement {
 export async function serve(options: Config, roles: Roles, json: boolean): Promise<number> {
   // Listening first, so a signal that arrives while starting still shuts down cleanly.
   const stopped = stopSignal();
-  prepareDataDir(options);
+  // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
+  if (roles.api || sqlitePath(options)) prepareDataDir(options);
   const config = roles.api ? withTokenSecret(options) : options;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
   const runtime = await openRuntime(config, roles, log);

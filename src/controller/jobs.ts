@@ -16,6 +16,13 @@ export interface EnqueueRequest {
   payload?: Record<string, unknown>;
 }
 
+let sequence = 0;
+/** Millisecond time plus a per-process counter, so jobs enqueued within one millisecond keep their order. */
+function enqueueStamp(): string {
+  sequence = (sequence + 1) % 1_000_000;
+  return `${preciseTimestamp()}.${String(sequence).padStart(6, '0')}`;
+}
+
 /** Called inside the API's transaction: the job exists iff the rows it acts on were written. */
 export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req: EnqueueRequest): Promise<string> {
   const id = randomUUID();
@@ -33,7 +40,7 @@ export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req
       lease_owner: null,
       lease_expires_at: null,
       error: null,
-      created_at: preciseTimestamp(),
+      created_at: enqueueStamp(),
       updated_at: null,
     })
     .execute();
@@ -103,5 +110,16 @@ export async function finish(db: Db, jobId: string, owner: string, state: 'done'
     .set({ state, error, lease_owner: null, lease_expires_at: null, updated_at: timestamp() })
     .where('id', '=', jobId)
     .where('lease_owner', '=', owner)
+    .execute();
+}
+
+/** Hands a job back to the queue at its persisted step (the worker is stopping). */
+export async function release(db: Db, jobId: string, owner: string): Promise<void> {
+  await db.kysely
+    .updateTable('job')
+    .set({ state: 'queued', lease_owner: null, lease_expires_at: null, updated_at: timestamp() })
+    .where('id', '=', jobId)
+    .where('lease_owner', '=', owner)
+    .where('state', '=', 'running')
     .execute();
 }

@@ -11,7 +11,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { Operation } from '../providers/driver.js';
 import type { JobSignal } from './signal.js';
 import type { StepContext } from './flow.js';
-import { claimNext, finish, recordProgress, renewLease, type Job } from './jobs.js';
+import { claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 
 export interface WorkerOptions {
@@ -90,8 +90,10 @@ export class Worker {
         } catch (e) {
           const err = e instanceof Error ? e : new Error(String(e));
           if (signal.aborted) {
-            // Not a failure of the step: the job stays leased to nobody and resumes elsewhere.
+            // Not a failure of the step: the job resumes at this step, here after a restart or
+            // on another worker (at once if we are stopping, after the lease if we lost it).
             await stepFinished(db, run, `interrupted: ${err.message}`);
+            if (this.stop.signal.aborted) await release(db, job.id, this.id);
             log.warn('step interrupted; the job will resume at this step');
             return;
           }

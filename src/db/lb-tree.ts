@@ -63,6 +63,9 @@ async function removeRows(db: Q, table: ChildTable, ids: string[]): Promise<void
     case 'l7policy': {
       const rules = (await db.selectFrom('l7rule').select('id').where('l7policy_id', 'in', ids).execute()).map((r) => r.id);
       await removeRows(db, 'l7rule', rules);
+      const listeners = (await db.selectFrom('l7policy').select('listener_id').distinct().where('id', 'in', ids).execute()).map((r) => r.listener_id);
+      await db.deleteFrom('l7policy').where('id', 'in', ids).execute();
+      for (const listenerId of listeners) await renumberPolicies(db, listenerId);
       break;
     }
     default:
@@ -70,6 +73,12 @@ async function removeRows(db: Q, table: ChildTable, ids: string[]): Promise<void
   }
   await db.deleteFrom(table).where('id', 'in', ids).execute();
   await db.deleteFrom('tag').where('resource_id', 'in', ids).execute();
+}
+
+/** Policy positions stay 1..n with no gap once a policy is gone, as Octavia keeps them. */
+async function renumberPolicies(db: Q, listenerId: string): Promise<void> {
+  const rows = await db.selectFrom('l7policy').select(['id', 'position']).where('listener_id', '=', listenerId).orderBy('position').orderBy('created_at').orderBy('id').execute();
+  for (const [i, r] of rows.entries()) if (r.position !== i + 1) await db.updateTable('l7policy').set({ position: i + 1 }).where('id', '=', r.id).execute();
 }
 
 /** Deletes the load balancer, its whole tree, its tags and its VIP ports. */

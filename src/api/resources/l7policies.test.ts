@@ -194,3 +194,15 @@ test('inline rules: validated, at most 50', async () => {
   assert.equal(p.rules.length, 50);
   await h.settled(lb.id);
 });
+
+test('deleting a policy closes the gap in its listener positions', async () => {
+  const { lb, listenerId } = await httpListener();
+  const made = [];
+  for (const name of ['first', 'second', 'third']) {
+    made.push(await createPolicy({ listener_id: listenerId, action: 'REJECT', name }));
+    await h.settled(lb.id);
+  }
+  assert.equal((await h.request('DELETE', `${P}/${made[1].id}`, { as: memberA })).statusCode, 204);
+  await h.settled(lb.id);
+  assert.deepEqual(await positions(listenerId), ['1:first', '2:third']);
+});

@@ -238,8 +238,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('lease_owner', 'varchar(255)')
     .addColumn('lease_expires_at', 'bigint')
     .addColumn('error', 'text')
-    // Millisecond precision: jobs of one LB must sort in the order they were enqueued.
-    .addColumn('created_at', 'varchar(24)', (c) => c.notNull())
+    // Jobs of one LB must sort in the order they were enqueued: see enqueue().
+    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(19)')
     .execute();
   await db.schema.createIndex('job_state').on('job').columns(['state', 'created_at']).execute();
