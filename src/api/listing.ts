@@ -9,6 +9,8 @@ import { apiError } from '../domain/errors.js';
 import { isUuid, normaliseUuid } from '../domain/net.js';
 import type { RequestContext } from '../domain/context.js';
 import type { TableName } from '../db/schema.js';
+import type { ApiDeps } from './context.js';
+import { authorize, canSeeAllProjects, type Resource } from '../identity/policy.js';
 
 export type AttrKind = 'string' | 'int' | 'bool' | 'float' | 'uuid';
 
@@ -18,6 +20,23 @@ export interface Attribute {
   /** false for JSON/list attributes: shown but neither filtered nor sorted on. */
   readonly queryable?: boolean;
 }
+
+/** Attributes every object of the load-balancer tree has, filterable under their API names. */
+export const treeAttributes: Readonly<Record<string, Attribute>> = {
+  id: { column: 'id', kind: 'uuid' },
+  provisioning_status: { column: 'provisioning_status', kind: 'string' },
+  operating_status: { column: 'operating_status', kind: 'string' },
+  admin_state_up: { column: 'admin_state_up', kind: 'bool' },
+  project_id: { column: 'project_id', kind: 'string' },
+  tenant_id: { column: 'project_id', kind: 'string' },
+  created_at: { column: 'created_at', kind: 'string' },
+  updated_at: { column: 'updated_at', kind: 'string' },
+};
+
+export const nameAttributes: Readonly<Record<string, Attribute>> = {
+  name: { column: 'name', kind: 'string' },
+  description: { column: 'description', kind: 'string' },
+};
 
 export interface ListSpec {
   readonly table: TableName;
@@ -266,4 +285,31 @@ export function projectScope(ctx: RequestContext, seeAll: boolean, query: RawQue
   if (!ctx.projectId) throw apiError('POLICY_FORBIDDEN');
   if (asked !== undefined && asked !== ctx.projectId) throw apiError('POLICY_FORBIDDEN');
   return (qb: AnyQuery) => qb.where(column, '=', ctx.projectId);
+}
+
+type Render<Row> = (rows: Row[]) => Promise<Array<Record<string, unknown>>>;
+
+async function renderPage<Row>(deps: ApiDeps, req: FastifyRequest, spec: ListSpec, q: ListQuery, scope: (qb: AnyQuery) => AnyQuery, render: Render<Row>) {
+  const page = await listPage<Row>(deps.db.kysely, spec, q, scope, selfUrl(req, deps.publicUrl()));
+  const items = await render(page.rows);
+  return { items: items.map((i) => pickFields(i, q.fields)), links: page.links };
+}
+
+/**
+ * A project-owned collection: the caller's own objects, or every project's for admins and
+ * global readers, with the query's filters, sort, paging and fields applied.
+ */
+export async function listOwned<Row>(deps: ApiDeps, req: FastifyRequest, resource: Resource, spec: ListSpec, render: Render<Row>) {
+  const ctx = req.ctx;
+  const seeAll = canSeeAllProjects(ctx);
+  authorize(ctx, resource, seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
+  const query = req.query as RawQuery;
+  const q = parseListQuery(query, spec, deps.config.api.paginationMaxLimit);
+  return renderPage(deps, req, spec, q, projectScope(ctx, seeAll, query, `${spec.table}.${spec.projectColumn ?? 'project_id'}`), render);
+}
+
+/** A collection under a parent the caller was already authorised for (members of a pool, rules of a policy). */
+export async function listWithin<Row>(deps: ApiDeps, req: FastifyRequest, spec: ListSpec, parent: { column: string; id: string }, render: Render<Row>) {
+  const q = parseListQuery(req.query as RawQuery, spec, deps.config.api.paginationMaxLimit);
+  return renderPage(deps, req, spec, q, (qb) => qb.where(`${spec.table}.${parent.column}`, '=', parent.id), render);
 }

@@ -17,9 +17,9 @@ import {
   type HealthMonitorAttrs,
   type HealthMonitorSettings,
 } from '../../domain/rules/healthmonitor.js';
-import { authorize, canSeeAllProjects } from '../../identity/policy.js';
+import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
+import { listOwned, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { writeTags } from '../tags.js';
 import { markPending } from '../locks.js';
@@ -34,7 +34,7 @@ export const healthMonitorList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
+    ...treeAttributes,
     name: { column: 'name', kind: 'string' },
     type: { column: 'type', kind: 'string' },
     delay: { column: 'delay', kind: 'int' },
@@ -46,14 +46,7 @@ export const healthMonitorList: ListSpec = {
     expected_codes: { column: 'expected_codes', kind: 'string' },
     http_version: { column: 'http_version', kind: 'float' },
     domain_name: { column: 'domain_name', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
     pool_id: { column: 'pool_id', kind: 'uuid' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
   },
 };
 
@@ -141,14 +134,8 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
   const { db } = deps;
 
   app.get('/healthmonitors', async (req) => {
-    const ctx = req.ctx;
-    const seeAll = canSeeAllProjects(ctx);
-    authorize(ctx, 'healthmonitor', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
-    const query = req.query as Record<string, string | string[]>;
-    const q = parseListQuery(query, healthMonitorList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<HealthMonitorRow>(db.kysely, healthMonitorList, q, projectScope(ctx, seeAll, query, 'health_monitor.project_id'), selfUrl(req, deps.publicUrl()));
-    const items = await renderHealthMonitors(db.kysely, page.rows);
-    return { healthmonitors: items.map((i) => pickFields(i, q.fields)), healthmonitors_links: page.links };
+    const { items, links } = await listOwned(deps, req, 'healthmonitor', healthMonitorList, (rows: HealthMonitorRow[]) => renderHealthMonitors(db.kysely, rows));
+    return { healthmonitors: items, healthmonitors_links: links };
   });
 
   app.get<{ Params: { id: string } }>('/healthmonitors/:id', async (req) => {

@@ -11,9 +11,9 @@ import { ListenerPoolCompatibility, type L7PolicyAction, type ListenerProtocol, 
 import { L7PolicyCreateBody, L7PolicyUpdateBody, type L7PolicySingleCreate } from '../../domain/schemas/l7policy.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, placePolicy, resolveL7PolicyTargetCreate, resolveL7PolicyTargetUpdate, type L7PolicyTarget } from '../../domain/rules/l7.js';
-import { authorize, canSeeAllProjects } from '../../identity/policy.js';
+import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
+import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { renderL7Policies, type L7PolicyRow } from '../views/l7policy.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../locks.js';
@@ -28,14 +28,8 @@ export const l7PolicyList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
-    name: { column: 'name', kind: 'string' },
-    description: { column: 'description', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
+    ...treeAttributes,
+    ...nameAttributes,
     action: { column: 'action', kind: 'string' },
     listener_id: { column: 'listener_id', kind: 'uuid' },
     redirect_pool_id: { column: 'redirect_pool_id', kind: 'uuid' },
@@ -43,8 +37,6 @@ export const l7PolicyList: ListSpec = {
     redirect_prefix: { column: 'redirect_prefix', kind: 'string' },
     redirect_http_code: { column: 'redirect_http_code', kind: 'int' },
     position: { column: 'position', kind: 'int' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
   },
 };
 
@@ -170,14 +162,8 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   const { db } = deps;
 
   app.get('/l7policies', async (req) => {
-    const ctx = req.ctx;
-    const seeAll = canSeeAllProjects(ctx);
-    authorize(ctx, 'l7policy', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
-    const query = req.query as Record<string, string | string[]>;
-    const q = parseListQuery(query, l7PolicyList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<L7PolicyRow>(db.kysely, l7PolicyList, q, projectScope(ctx, seeAll, query, 'l7policy.project_id'), selfUrl(req, deps.publicUrl()));
-    const items = await renderL7Policies(db.kysely, page.rows);
-    return { l7policies: items.map((i) => pickFields(i, q.fields)), l7policies_links: page.links };
+    const { items, links } = await listOwned(deps, req, 'l7policy', l7PolicyList, (rows: L7PolicyRow[]) => renderL7Policies(db.kysely, rows));
+    return { l7policies: items, l7policies_links: links };
   });
 
   app.get<{ Params: { id: string } }>('/l7policies/:id', async (req) => {

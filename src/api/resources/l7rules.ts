@@ -13,7 +13,7 @@ import { checkRuleCount, validateL7Rule } from '../../domain/rules/l7.js';
 import type { ProviderDriver } from '../../providers/driver.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type ListSpec } from '../listing.js';
+import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { renderL7Rules, type L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, requireActive } from '../locks.js';
@@ -26,19 +26,12 @@ export const l7RuleList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
+    ...treeAttributes,
     type: { column: 'type', kind: 'string' },
     compare_type: { column: 'compare_type', kind: 'string' },
     key: { column: 'key', kind: 'string' },
     value: { column: 'value', kind: 'string' },
     invert: { column: 'invert', kind: 'bool' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
   },
 };
 
@@ -137,10 +130,8 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
   app.get<{ Params: { policyId: string } }>('/l7policies/:policyId/rules', async (req) => {
     const { policy } = await policyContext(deps, req.params.policyId);
     authorize(req.ctx, 'l7rule', 'get_all', policy.project_id);
-    const q = parseListQuery(req.query as Record<string, string | string[]>, l7RuleList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<L7RuleRow>(db.kysely, l7RuleList, q, (qb) => qb.where('l7rule.l7policy_id', '=', policy.id), selfUrl(req, deps.publicUrl()));
-    const items = await renderL7Rules(db.kysely, page.rows);
-    return { rules: items.map((i) => pickFields(i, q.fields)), rules_links: page.links };
+    const { items, links } = await listWithin(deps, req, l7RuleList, { column: 'l7policy_id', id: policy.id }, (rows: L7RuleRow[]) => renderL7Rules(db.kysely, rows));
+    return { rules: items, rules_links: links };
   });
 
   app.get<Params>('/l7policies/:policyId/rules/:id', async (req) => {

@@ -10,9 +10,9 @@ import { timestamp } from '../../domain/time.js';
 import { ipVersion } from '../../domain/net.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { authorize, canSeeAllProjects } from '../../identity/policy.js';
+import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
+import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { loadBalancerRelations, loadBalancerView, type LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
 import { lockLoadBalancer } from '../locks.js';
@@ -26,16 +26,8 @@ export const loadBalancerList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
-    name: { column: 'name', kind: 'string' },
-    description: { column: 'description', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
+    ...treeAttributes,
+    ...nameAttributes,
     vip_address: { column: 'vip_address', kind: 'string' },
     vip_port_id: { column: 'vip_port_id', kind: 'uuid' },
     vip_subnet_id: { column: 'vip_subnet_id', kind: 'uuid' },
@@ -204,14 +196,8 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
   const { db } = deps;
 
   app.get('/loadbalancers', async (req) => {
-    const ctx = req.ctx;
-    const seeAll = canSeeAllProjects(ctx);
-    authorize(ctx, 'loadbalancer', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
-    const query = req.query as Record<string, string | string[]>;
-    const q = parseListQuery(query, loadBalancerList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<LoadBalancerRow>(db.kysely, loadBalancerList, q, projectScope(ctx, seeAll, query, 'load_balancer.project_id'), selfUrl(req, deps.publicUrl()));
-    const items = await renderLoadBalancers(deps, page.rows);
-    return { loadbalancers: items.map((i) => pickFields(i, q.fields)), loadbalancers_links: page.links };
+    const { items, links } = await listOwned(deps, req, 'loadbalancer', loadBalancerList, (rows: LoadBalancerRow[]) => renderLoadBalancers(deps, rows));
+    return { loadbalancers: items, loadbalancers_links: links };
   });
 
   app.get<{ Params: { id: string } }>('/loadbalancers/:id', async (req) => {
