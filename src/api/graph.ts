@@ -11,7 +11,6 @@ import type { RequestContext } from '../domain/context.js';
 import type { Static } from '../domain/schema-kit.js';
 import type { LoadBalancerCreate } from '../domain/schemas/loadbalancer.js';
 import type { PoolSingleCreate } from '../domain/schemas/pool.js';
-import type { ProviderDriver } from '../providers/driver.js';
 import type { LoadBalancerRow } from './views/loadbalancer.js';
 import { listenerRelations, listenerView } from './views/listener.js';
 import { poolRelations, poolView } from './views/pool.js';
@@ -100,7 +99,6 @@ export async function insertGraphChildren(
   trx: Trx,
   ctx: RequestContext,
   lb: LoadBalancerRow,
-  _driver: ProviderDriver,
   body: Pick<GraphBody, 'pools' | 'listeners'>,
 ): Promise<void> {
   const poolIds = await insertGraphPools(deps, trx, ctx, lb, collectGraphPools(body));

@@ -7,6 +7,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
+import { poolListenerIds } from './views/pool.js';
 
 type Trx = Transaction<Database>;
 
@@ -47,4 +48,22 @@ export async function markPending(
 /** Parent objects other than the LB must be ACTIVE too (pool for members/monitors, policy for rules). */
 export function requireActive(status: string, label: string, id: string): void {
   if (status !== 'ACTIVE') throw apiError('LB_IMMUTABLE', label, id);
+}
+
+/** §5.2: a pool change also puts every listener using the pool in PENDING_UPDATE. */
+export async function markPoolListenersPending(trx: Trx, poolId: string): Promise<void> {
+  const listeners = (await poolListenerIds(trx, [poolId])).get(poolId) ?? [];
+  await markPending(trx, 'listener', listeners, 'PENDING_UPDATE');
+}
+
+/**
+ * Locks for a change below a pool (member, health monitor): the pool must be ACTIVE, then
+ * the LB, the pool's listeners and the pool go PENDING_UPDATE, all in `trx`.
+ */
+export async function lockPoolForChildChange(trx: Trx, poolId: string): Promise<void> {
+  const pool = await trx.selectFrom('pool').select(['provisioning_status', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirstOrThrow();
+  requireActive(pool.provisioning_status, 'Pool', poolId);
+  await lockForChildChange(trx, pool.load_balancer_id);
+  await markPoolListenersPending(trx, poolId);
+  await markPending(trx, 'pool', [poolId], 'PENDING_UPDATE');
 }

@@ -28,6 +28,14 @@ def snap(obj):
     return obj.to_dict(computed=False, original_names=True)
 
 
+def listing(key, query):
+    """Runs a list query; a refusal is recorded, not fatal, so the lifecycle still completes."""
+    try:
+        out[key] = [x.id for x in query()]
+    except openstack.exceptions.SDKException as e:
+        out[key] = {'error': str(e)}
+
+
 def active(obj):
     return resource.wait_for_status(lbaas, obj, 'ACTIVE', ['ERROR'], POLL_S, WAIT_S,
                                     attribute='provisioning_status')
@@ -44,7 +52,7 @@ lb = lb_active(lb.id)
 out['lb_active'] = snap(lb)
 out['lb_get'] = snap(lbaas.get_load_balancer(lb.id))
 out['lb_find'] = snap(lbaas.find_load_balancer('sdk-lb'))
-out['lb_list_ids'] = [x.id for x in lbaas.load_balancers(name='sdk-lb')]
+listing('lb_list_ids', lambda: lbaas.load_balancers(name='sdk-lb'))
 lbaas.update_load_balancer(lb, description='updated by openstacksdk', tags=['sdk', 'v2'])
 out['lb_updated'] = snap(lb_active(lb.id))
 
@@ -53,7 +61,7 @@ listener = lbaas.create_listener(name='sdk-listener', loadbalancer_id=lb.id,
 out['listener_created'] = snap(listener)
 listener = active(listener)
 lb_active(lb.id)
-out['listener_list_ids'] = [x.id for x in lbaas.listeners(loadbalancer_id=lb.id)]
+listing('listener_list_ids', lambda: lbaas.listeners(load_balancer_id=lb.id))
 lbaas.update_listener(listener, connection_limit=1000, description='sdk listener')
 lb_active(lb.id)
 out['listener_updated'] = snap(lbaas.get_listener(listener.id))
@@ -64,7 +72,7 @@ pool = lbaas.create_pool(name='sdk-pool', listener_id=listener.id, protocol='HTT
 out['pool_created'] = snap(pool)
 pool = active(pool)
 lb_active(lb.id)
-out['pool_list_ids'] = [x.id for x in lbaas.pools(loadbalancer_id=lb.id)]
+listing('pool_list_ids', lambda: lbaas.pools(loadbalancer_id=lb.id))
 lbaas.update_pool(pool, lb_algorithm='SOURCE_IP', name='sdk-pool-2')
 lb_active(lb.id)
 out['pool_updated'] = snap(lbaas.get_pool(pool.id))
@@ -87,7 +95,7 @@ hm = lbaas.create_health_monitor(pool_id=pool.id, type='HTTP', delay=5, timeout=
 out['hm_created'] = snap(hm)
 lb_active(lb.id)
 out['hm_get'] = snap(lbaas.get_health_monitor(hm.id))
-out['hm_list_ids'] = [x.id for x in lbaas.health_monitors(pool_id=pool.id)]
+listing('hm_list_ids', lambda: lbaas.health_monitors(pool_id=pool.id))
 lbaas.update_health_monitor(hm, delay=9, expected_codes='200-299')
 lb_active(lb.id)
 out['hm_updated'] = snap(lbaas.get_health_monitor(hm.id))
@@ -101,7 +109,7 @@ lb_active(lb.id)
 out['hm_after_delete'] = lbaas.find_health_monitor(hm.id) is None
 lbaas.delete_member(members[1], pool.id, ignore_missing=False)
 lb_active(lb.id)
-out['member_list_after_delete'] = [x.id for x in lbaas.members(pool.id)]
+listing('member_list_after_delete', lambda: lbaas.members(pool.id))
 lbaas.delete_pool(pool, ignore_missing=False)
 lb_active(lb.id)
 out['pool_after_delete'] = lbaas.find_pool(pool.id) is None

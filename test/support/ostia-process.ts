@@ -19,19 +19,31 @@ export interface CloudAuth {
   project_domain_name?: string;
 }
 
-export interface OstiaProcess {
+/** A running `ostia up`, in any identity mode. */
+export interface OstiaServer {
   /** Where the API listens, e.g. http://127.0.0.1:40123 (no trailing slash). */
   readonly url: string;
-  readonly cloudsYaml: string;
   readonly dataDir: string;
   readonly pid: number;
+  /** Output the process wrote so far (bounded), for failure messages. */
+  logTail(): string;
+  stop(): Promise<void>;
+}
+
+/** An `ostia up` with its embedded Keystone and the clouds.yaml it wrote. */
+export interface OstiaProcess extends OstiaServer {
+  readonly cloudsYaml: string;
   /** The `auth` block of one cloud of the generated clouds.yaml. */
   cloud(name: string): CloudAuth;
   /** A project-scoped Keystone token for a cloud of clouds.yaml. */
   token(cloud: string): Promise<string>;
-  /** Output the process wrote so far (bounded), for failure messages. */
-  logTail(): string;
-  stop(): Promise<void>;
+}
+
+interface Announcement {
+  url: string;
+  /** null in external identity mode, where Ostia writes no clouds.yaml. */
+  clouds_yaml: string | null;
+  pid: number;
 }
 
 export interface StartOptions {
@@ -61,6 +73,26 @@ process.on('exit', () => {
 });
 
 export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess> {
+  const { server, cloudsYaml } = await launch(opts);
+  if (!cloudsYaml) {
+    await server.stop();
+    throw new Error('ostia up announced no clouds.yaml: use startOstiaServer for external identity mode');
+  }
+  const clouds = (parseYaml(readFileSync(cloudsYaml, 'utf8')) as { clouds: Record<string, { auth: CloudAuth }> }).clouds;
+  const cloud = (name: string): CloudAuth => {
+    const entry = clouds[name];
+    if (!entry) throw new Error(`cloud ${name} is not in ${cloudsYaml} (has ${Object.keys(clouds).join(', ')})`);
+    return entry.auth;
+  };
+  return { ...server, cloudsYaml, cloud, token: (name) => keystoneToken(cloud(name)) };
+}
+
+/** Any identity mode; pass `--config FILE` in extraArgs to choose one. */
+export async function startOstiaServer(opts: StartOptions = {}): Promise<OstiaServer> {
+  return (await launch(opts)).server;
+}
+
+async function launch(opts: StartOptions): Promise<{ server: OstiaServer; cloudsYaml: string | null }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ostia-e2e-'));
   const bin = join(repoRoot(), 'bin', 'ostia.js');
   const child = spawn(process.execPath, [bin, 'up', '--json', '--data-dir', dataDir, '--port', '0', ...(opts.extraArgs ?? [])], {
@@ -76,7 +108,7 @@ export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess>
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
   exited.then(() => running.delete(child));
 
-  let announced: { url: string; clouds_yaml: string; pid: number };
+  let announced: Announcement;
   try {
     announced = await readAnnouncement(child, remember, exited, opts.readyTimeoutMs ?? 60_000);
   } catch (err) {
@@ -86,19 +118,10 @@ export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess>
     throw new Error(`${(err as Error).message}\n--- ostia up output ---\n${tail}`);
   }
 
-  const clouds = (parseYaml(readFileSync(announced.clouds_yaml, 'utf8')) as { clouds: Record<string, { auth: CloudAuth }> }).clouds;
-  const cloud = (name: string): CloudAuth => {
-    const entry = clouds[name];
-    if (!entry) throw new Error(`cloud ${name} is not in ${announced.clouds_yaml} (has ${Object.keys(clouds).join(', ')})`);
-    return entry.auth;
-  };
-  return {
+  const server: OstiaServer = {
     url: announced.url.replace(/\/+$/, ''),
-    cloudsYaml: announced.clouds_yaml,
     dataDir,
     pid: announced.pid,
-    cloud,
-    token: (name) => keystoneToken(cloud(name)),
     logTail: () => tail,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -110,6 +133,7 @@ export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess>
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return { server, cloudsYaml: announced.clouds_yaml };
 }
 
 /** Reads stdout until the one JSON line `ostia up --json` prints once it listens. */
@@ -118,7 +142,7 @@ function readAnnouncement(
   remember: (chunk: Buffer) => void,
   exited: Promise<number | null>,
   timeoutMs: number,
-): Promise<{ url: string; clouds_yaml: string; pid: number }> {
+): Promise<Announcement> {
   return new Promise((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error(`ostia up printed no JSON line within ${timeoutMs} ms`)), timeoutMs);
@@ -143,11 +167,12 @@ function readAnnouncement(
   });
 }
 
-function parseAnnouncement(line: string): { url: string; clouds_yaml: string; pid: number } | undefined {
+function parseAnnouncement(line: string): Announcement | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
     const v = JSON.parse(line) as Record<string, unknown>;
-    if (typeof v.url === 'string' && typeof v.clouds_yaml === 'string' && typeof v.pid === 'number') return { url: v.url, clouds_yaml: v.clouds_yaml, pid: v.pid };
+    const clouds = v.clouds_yaml;
+    if (typeof v.url === 'string' && (typeof clouds === 'string' || clouds === null) && typeof v.pid === 'number') return { url: v.url, clouds_yaml: clouds, pid: v.pid };
   } catch {
     // a log line that merely starts with "{" is not the announcement
   }

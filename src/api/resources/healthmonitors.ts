@@ -22,9 +22,8 @@ import { enqueue } from '../../controller/jobs.js';
 import { listOwned, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { writeTags } from '../tags.js';
-import { markPending } from '../locks.js';
+import { lockPoolForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
-import { lockPoolForChildChange } from './pools.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;

@@ -13,9 +13,9 @@ import {
   adminStateOf, assertPoolProtocolAllowed, assertPortFree, listenerSpecForCreate, listenerSpecForUpdate,
   type ListenerEnv, type ListenerSpec,
 } from '../../domain/rules/listener.js';
-import { authorize, canSeeAllProjects, type Action } from '../../identity/policy.js';
+import { authorize, type Action } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
+import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { listenerRelations, listenerSpecOf, listenerView, type ListenerRow } from '../views/listener.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
@@ -31,16 +31,8 @@ export const listenerList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
-    name: { column: 'name', kind: 'string' },
-    description: { column: 'description', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
+    ...treeAttributes,
+    ...nameAttributes,
     protocol: { column: 'protocol', kind: 'string' },
     protocol_port: { column: 'protocol_port', kind: 'int' },
     connection_limit: { column: 'connection_limit', kind: 'int' },
@@ -189,14 +181,8 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   const { db } = deps;
 
   app.get('/listeners', async (req) => {
-    const ctx = req.ctx;
-    const seeAll = canSeeAllProjects(ctx);
-    authorize(ctx, 'listener', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
-    const query = req.query as Record<string, string | string[]>;
-    const q = parseListQuery(query, listenerList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<ListenerRow>(db.kysely, listenerList, q, projectScope(ctx, seeAll, query, 'listener.project_id'), selfUrl(req, deps.publicUrl()));
-    const items = await renderListeners(db.kysely, page.rows);
-    return { listeners: items.map((i) => pickFields(i, q.fields)), listeners_links: page.links };
+    const { items, links } = await listOwned(deps, req, 'listener', listenerList, (rows: ListenerRow[]) => renderListeners(db.kysely, rows));
+    return { listeners: items, listeners_links: links };
   });
 
   app.get<{ Params: { id: string } }>('/listeners/:id', async (req) => {

@@ -190,3 +190,20 @@ test('routing: version document, /v2 string, 405, pecan 404, 406, 401', async ()
   const json = await h.request('GET', '/v2/lbaas/loadbalancers.json', { as: memberA });
   assert.equal(json.statusCode, 200);
 });
+
+test('body limits and media types: 413 over 112 KiB, 415 for non-JSON bodies', async () => {
+  const big = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, description: 'x'.repeat(120000) } }, as: memberA });
+  assert.equal(big.statusCode, 413);
+  assert.equal(big.json().faultcode, 'Client');
+  const xml = await h.request('POST', '/v2/lbaas/loadbalancers', { body: '<lb/>', as: memberA, headers: { 'content-type': 'application/xml' } });
+  assert.equal(xml.statusCode, 415);
+  assert.equal(xml.json().faultstring, 'Unknown mimetype: application/xml');
+});
+
+test('tenant_id is accepted for project_id, and only admins may create in another project', async () => {
+  const other = 'cccccccccccccccccccccccccccccccc';
+  const denied = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, tenant_id: other } }, as: memberA });
+  assert.equal(denied.statusCode, 403);
+  const lb = await createLb({ tenant_id: other }, admin);
+  assert.equal(lb.project_id, other);
+});

@@ -119,7 +119,7 @@ async function resolveProvider(deps: ApiDeps, db: Transaction<Database>, b: Crea
  * Writes a new load balancer (PENDING_CREATE) with its VIP port, in the caller's
  * transaction. Graph create adds its children in the same transaction afterwards.
  */
-export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Database>, ctx: RequestContext, b: CreateInput): Promise<{ row: LoadBalancerRow; driver: ProviderDriver }> {
+export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Database>, ctx: RequestContext, b: CreateInput): Promise<LoadBalancerRow> {
   const projectId = b.project_id ?? b.tenant_id ?? ctx.projectId;
   if (!projectId)
     throw apiError('VALIDATION', 'Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.');
@@ -184,7 +184,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Databas
   };
   await trx.insertInto('load_balancer').values(row).execute();
   await writeTags(trx, id, b.tags);
-  return { row, driver };
+  return row;
 }
 
 /** Parses `?cascade=` the way Octavia does (boolean strings). */
@@ -209,13 +209,15 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
   app.post('/loadbalancers', { schema: { body: LoadBalancerCreateBody } }, async (req, reply) => {
     const b = (req.body as Static<typeof LoadBalancerCreateBody>).loadbalancer;
     const body = await db.kysely.transaction().execute(async (trx) => {
-      const { row, driver } = await insertLoadBalancer(deps, trx, req.ctx, b);
-      await insertGraphChildren(deps, trx, req.ctx, row, driver, b);
+      const row = await insertLoadBalancer(deps, trx, req.ctx, b);
+      await insertGraphChildren(deps, trx, req.ctx, row, b);
       await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.create' });
       return row;
     });
+    // Rendered before the worker is woken, so the answer shows the tree as created (PENDING_CREATE).
+    const full = await renderFullLoadBalancer(deps, body);
     deps.jobs.notify();
-    return reply.code(201).send({ loadbalancer: await renderFullLoadBalancer(deps, body) });
+    return reply.code(201).send({ loadbalancer: full });
   });
 
   app.put<{ Params: { id: string } }>('/loadbalancers/:id', { schema: { body: LoadBalancerUpdateBody } }, async (req) => {

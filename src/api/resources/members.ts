@@ -14,13 +14,12 @@ import {
 } from '../../domain/rules/member.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type ListSpec } from '../listing.js';
+import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { memberRelations, memberView, type MemberRow } from '../views/member.js';
 import type { PoolRow } from '../views/pool.js';
 import { writeTags } from '../tags.js';
-import { markPending } from '../locks.js';
+import { lockPoolForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
-import { lockPoolForChildChange } from './pools.js';
 import { parentLoadBalancer } from './listeners.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -32,15 +31,8 @@ export const memberList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
+    ...treeAttributes,
     name: { column: 'name', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
     address: { column: 'address', kind: 'string' },
     protocol_port: { column: 'protocol_port', kind: 'int' },
     weight: { column: 'weight', kind: 'int' },
@@ -168,10 +160,8 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
   app.get<PoolParams>('/pools/:pool_id/members', async (req) => {
     const pool = await poolOfPath(deps, req.params.pool_id);
     authorize(req.ctx, 'member', 'get_all', pool.project_id);
-    const q = parseListQuery(req.query as Record<string, string | string[]>, memberList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<MemberRow>(db.kysely, memberList, q, (qb) => qb.where('member.pool_id', '=', pool.id), selfUrl(req, deps.publicUrl()));
-    const items = await renderMembers(db.kysely, page.rows);
-    return { members: items.map((i) => pickFields(i, q.fields)), members_links: page.links };
+    const { items, links } = await listWithin(deps, req, memberList, { column: 'pool_id', id: pool.id }, (rows: MemberRow[]) => renderMembers(db.kysely, rows));
+    return { members: items, members_links: links };
   });
 
   app.get<MemberParams>('/pools/:pool_id/members/:id', async (req) => {

@@ -11,13 +11,13 @@ import type { Static } from '../../domain/schema-kit.js';
 import { PoolCreate, PoolCreateBody, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { adminStateOf, assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { poolSpecForCreate, poolSpecForUpdate, type PoolSpec } from '../../domain/rules/pool.js';
-import { authorize, canSeeAllProjects, type Action } from '../../identity/policy.js';
+import { authorize, type Action } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, projectScope, type ListSpec } from '../listing.js';
-import { poolListenerIds, poolRelations, poolSpecOf, poolView, type PoolRow } from '../views/pool.js';
+import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { poolRelations, poolSpecOf, poolView, type PoolRow } from '../views/pool.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
-import { lockForChildChange, markPending, requireActive } from '../locks.js';
+import { lockForChildChange, markPending, markPoolListenersPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
 import { insertMember } from './members.js';
@@ -31,16 +31,8 @@ export const poolList: ListSpec = {
   tagged: true,
   projectColumn: 'project_id',
   attributes: {
-    id: { column: 'id', kind: 'uuid' },
-    name: { column: 'name', kind: 'string' },
-    description: { column: 'description', kind: 'string' },
-    provisioning_status: { column: 'provisioning_status', kind: 'string' },
-    operating_status: { column: 'operating_status', kind: 'string' },
-    admin_state_up: { column: 'admin_state_up', kind: 'bool' },
-    project_id: { column: 'project_id', kind: 'string' },
-    tenant_id: { column: 'project_id', kind: 'string' },
-    created_at: { column: 'created_at', kind: 'string' },
-    updated_at: { column: 'updated_at', kind: 'string' },
+    ...treeAttributes,
+    ...nameAttributes,
     protocol: { column: 'protocol', kind: 'string' },
     lb_algorithm: { column: 'lb_algorithm', kind: 'string' },
     loadbalancer_id: { column: 'load_balancer_id', kind: 'uuid' },
@@ -66,24 +58,6 @@ export async function poolFor(deps: ApiDeps, ctx: RequestContext, id: string, ac
 export async function renderPools(db: Q, rows: PoolRow[]) {
   const rel = await poolRelations(db, rows.map((r) => r.id));
   return rows.map((r) => poolView(r, rel));
-}
-
-/** §5.2: a pool change also puts every listener using the pool in PENDING_UPDATE. */
-async function markPoolListenersPending(trx: Trx, poolId: string): Promise<void> {
-  const listeners = (await poolListenerIds(trx, [poolId])).get(poolId) ?? [];
-  await markPending(trx, 'listener', listeners, 'PENDING_UPDATE');
-}
-
-/**
- * Locks for a change below a pool (member, health monitor): the pool must be ACTIVE, then
- * the LB, the pool's listeners and the pool go PENDING_UPDATE, all in `trx`.
- */
-export async function lockPoolForChildChange(trx: Trx, poolId: string): Promise<void> {
-  const pool = await trx.selectFrom('pool').select(['provisioning_status', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirstOrThrow();
-  requireActive(pool.provisioning_status, 'Pool', poolId);
-  await lockForChildChange(trx, pool.load_balancer_id);
-  await markPoolListenersPending(trx, poolId);
-  await markPending(trx, 'pool', [poolId], 'PENDING_UPDATE');
 }
 
 const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
@@ -176,14 +150,8 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
   const { db } = deps;
 
   app.get('/pools', async (req) => {
-    const ctx = req.ctx;
-    const seeAll = canSeeAllProjects(ctx);
-    authorize(ctx, 'pool', seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
-    const query = req.query as Record<string, string | string[]>;
-    const q = parseListQuery(query, poolList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<PoolRow>(db.kysely, poolList, q, projectScope(ctx, seeAll, query, 'pool.project_id'), selfUrl(req, deps.publicUrl()));
-    const items = await renderPools(db.kysely, page.rows);
-    return { pools: items.map((i) => pickFields(i, q.fields)), pools_links: page.links };
+    const { items, links } = await listOwned(deps, req, 'pool', poolList, (rows: PoolRow[]) => renderPools(db.kysely, rows));
+    return { pools: items, pools_links: links };
   });
 
   app.get<{ Params: { id: string } }>('/pools/:id', async (req) => {
