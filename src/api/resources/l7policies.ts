@@ -7,7 +7,8 @@ import type { Database, ListenerTable } from '../../db/schema.js';
 import { apiError } from '../../domain/errors.js';
 import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
-import { ListenerPoolCompatibility, type L7PolicyAction, type ListenerProtocol, type PoolProtocol } from '../../domain/enums.js';
+import type { L7PolicyAction } from '../../domain/enums.js';
+import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { L7PolicyCreateBody, L7PolicyUpdateBody, type L7PolicySingleCreate } from '../../domain/schemas/l7policy.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, placePolicy, resolveL7PolicyTargetCreate, resolveL7PolicyTargetUpdate, type L7PolicyTarget } from '../../domain/rules/l7.js';
@@ -51,8 +52,7 @@ async function providerOf(q: Q, lbId: string): Promise<string> {
 async function checkRedirectPool(q: Q, listener: ListenerTable, poolId: string): Promise<void> {
   const pool = await q.selectFrom('pool').select(['protocol', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirst();
   if (!pool || pool.load_balancer_id !== listener.load_balancer_id) throw apiError('NOT_FOUND', 'Pool', poolId);
-  if (!ListenerPoolCompatibility[listener.protocol as ListenerProtocol]?.includes(pool.protocol as PoolProtocol))
-    throw apiError('VALIDATION', `The pool protocol '${pool.protocol}' is invalid while the listener protocol is '${listener.protocol}'.`);
+  assertPoolProtocolAllowed(listener.protocol, pool.protocol);
 }
 
 /**
