@@ -101,10 +101,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     req.ctx = await opts.authenticate(req.headers);
   });
 
+  const { identity } = opts.config;
+  const identityUri = () => (identity.mode === 'external' ? identity.external.authUrl.replace(/\/v3\/?$/, '') : `${opts.publicUrl()}/identity`);
   app.setErrorHandler((err, req, reply) => {
     const e = toApiError(err as Error);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
-    return sendError(reply, e, opts.publicUrl());
+    return sendError(reply, e, identityUri());
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -112,9 +114,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const allowed = ['GET', 'POST', 'PUT', 'DELETE'].filter((m) => shapes.find(m as 'GET', path));
     if (allowed.length) {
       reply.header('Allow', allowed.join(', '));
-      return sendError(reply, apiError('METHOD_NOT_ALLOWED'), opts.publicUrl());
+      return sendError(reply, apiError('METHOD_NOT_ALLOWED'), identityUri());
     }
-    return sendError(reply, apiError('ROUTE_NOT_FOUND'), opts.publicUrl());
+    return sendError(reply, apiError('ROUTE_NOT_FOUND'), identityUri());
   });
 
   await app.register(versionRoutes(opts));

@@ -29,7 +29,8 @@ export function toApiError(e: FastifyError | Error): ApiError {
   }
 }
 
-export function sendError(reply: FastifyReply, e: ApiError, publicUrl: string): FastifyReply {
-  if (e.code === 'UNAUTHORIZED') reply.header('WWW-Authenticate', `Keystone uri="${publicUrl}/identity"`);
+/** `identityUri`: where a refused client should authenticate, as keystonemiddleware says it. */
+export function sendError(reply: FastifyReply, e: ApiError, identityUri: string): FastifyReply {
+  if (e.code === 'UNAUTHORIZED') reply.header('WWW-Authenticate', `Keystone uri="${identityUri}"`);
   return reply.code(e.status).type('application/json').send(errorBody(e));
 }

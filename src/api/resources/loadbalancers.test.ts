@@ -186,6 +186,7 @@ test('routing: version document, /v2 string, 405, pecan 404, 406, 401', async ()
   const unauth = await h.request('GET', '/v2/lbaas/loadbalancers', { as: {} });
   assert.equal(unauth.statusCode, 401);
   assert.equal(unauth.json().error.code, 401);
+  assert.match(String(unauth.headers['www-authenticate']), /^Keystone uri="http:\/\/.*\/identity"$/);
   assert.match(String(unauth.headers['x-openstack-request-id']), /^req-/);
   const json = await h.request('GET', '/v2/lbaas/loadbalancers.json', { as: memberA });
   assert.equal(json.statusCode, 200);
