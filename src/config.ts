@@ -6,21 +6,24 @@
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
 
-const Subnet = Type.Object({
+/** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
+const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
+
+const Subnet = Closed({
   id: Type.String(),
   name: Type.String(),
   cidr: Type.String(),
   gateway_ip: Type.Union([Type.String(), Type.Null()]),
   /** Addresses handed out are taken from here; the rest of the CIDR is reserved. */
-  allocation_pools: Type.Array(Type.Object({ start: Type.String(), end: Type.String() })),
+  allocation_pools: Type.Array(Closed({ start: Type.String(), end: Type.String() })),
 });
 
-const Network = Type.Object({
+const Network = Closed({
   id: Type.String(),
   name: Type.String(),
   /** Projects that may use it; empty = shared with every project. */
@@ -28,8 +31,8 @@ const Network = Type.Object({
   subnets: Type.Array(Subnet),
 });
 
-const Project = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() });
-const User = Type.Object({
+const Project = Closed({ id: Type.String(), name: Type.String(), description: Type.String() });
+const User = Closed({
   id: Type.String(),
   name: Type.String(),
   password: Type.String(),
@@ -37,10 +40,10 @@ const User = Type.Object({
   roles: Type.Record(Type.String(), Type.Array(Type.String())),
 });
 
-export const ConfigSchema = Type.Object({
+export const ConfigSchema = Closed({
   dataDir: Type.String(),
-  database: Type.Object({ url: Type.String() }),
-  api: Type.Object({
+  database: Closed({ url: Type.String() }),
+  api: Closed({
     host: Type.String(),
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
     /** The URL clients reach us at; derived from host/port when empty. */
@@ -53,7 +56,7 @@ export const ConfigSchema = Type.Object({
     allowPrometheusListeners: Type.Boolean(),
     allowPingHealthMonitors: Type.Boolean(),
   }),
-  identity: Type.Object({
+  identity: Closed({
     mode: Type.Union([Type.Literal('embedded'), Type.Literal('external'), Type.Literal('noauth')]),
     region: Type.String(),
     /** Signs embedded tokens; every api process of a deployment must share it. */
@@ -61,7 +64,7 @@ export const ConfigSchema = Type.Object({
     tokenTtlSeconds: Type.Integer({ minimum: 60 }),
     projects: Type.Array(Project),
     users: Type.Array(User),
-    external: Type.Object({
+    external: Closed({
       authUrl: Type.String(),
       username: Type.String(),
       password: Type.String(),
@@ -71,19 +74,19 @@ export const ConfigSchema = Type.Object({
       cacheSeconds: Type.Integer({ minimum: 0 }),
     }),
   }),
-  network: Type.Object({
+  network: Closed({
     networks: Type.Array(Network),
-    qosPolicies: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
-    securityGroups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    qosPolicies: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
+    securityGroups: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
     reservedMemberAddresses: Type.Array(Type.String()),
   }),
-  quotas: Type.Object(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
-  worker: Type.Object({
+  quotas: Closed(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
+  worker: Closed({
     /** How long a claimed job is ours without a heartbeat. */
     leaseSeconds: Type.Number({ exclusiveMinimum: 0 }),
     concurrency: Type.Integer({ minimum: 1 }),
   }),
-  log: Type.Object({ level: Type.String() }),
+  log: Closed({ level: Type.String() }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

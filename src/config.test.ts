@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defaultConfig, deepMerge, validateConfig, ConfigError } from './config.js';
+
+test('the embedded defaults are a valid config', () => {
+  assert.doesNotThrow(() => validateConfig(defaultConfig('/tmp/x')));
+});
+
+test('a misspelt key fails at start with the path that is wrong', () => {
+  const bad = deepMerge(defaultConfig('/tmp/x'), { api: { hots: '0.0.0.0' } });
+  assert.throws(() => validateConfig(bad), (e: Error) => e instanceof ConfigError && /\/api\/hots/.test(e.message));
+});
+
+test('a wrong type and an unknown default provider are refused', () => {
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { port: 'eighty' } })), /\/api\/port/);
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { defaultProvider: 'amphora' } })), /defaultProvider 'amphora' is not in api.enabledProviders/);
+});
+
+test('files merge over defaults: objects key by key, lists replaced', () => {
+  const merged = deepMerge(defaultConfig('/tmp/x'), { api: { port: 1234 }, network: { qosPolicies: [] } });
+  assert.equal(merged.api.port, 1234);
+  assert.equal(merged.api.host, '127.0.0.1');
+  assert.deepEqual(merged.network.qosPolicies, []);
+});
