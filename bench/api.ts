@@ -6,9 +6,9 @@
  *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50]
  *
  * Per target: 100 load balancers created by 8 clients (wall time until all ACTIVE), then
- * requests/s for GET one LB and GET the list of 100 (fixed duration, keep-alive, loopback),
- * with server CPU per request read from /proc, then create → ACTIVE latency of 50 sequential
- * creates (POST, then GET every 10 ms until ACTIVE). The bench never installs or starts the
+ * requests/s for GET one LB and GET the list of 100 (1 s warm-up, then a fixed duration;
+ * keep-alive, loopback) with server CPU per request read from /proc, then create → ACTIVE
+ * latency of 50 sequential creates (POST, then GET every 10 ms until ACTIVE). The bench never installs or starts the
  * baseline; it only probes for it.
  */
 import http from 'node:http';
@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { startOstia } from '../test/support/ostia-process.js';
 
 const POLL_MS = 10;
+const WARMUP_S = 1;
 const ACTIVE_TIMEOUT_MS = 120_000;
 const BASELINE_DOC = '/work/shared/reference/octavia-baseline.md';
 
@@ -146,16 +147,13 @@ async function bulkCreate(c: Client, t: Target, p: Params): Promise<{ ids: strin
   return { ids, seconds: (performance.now() - started) / 1000 };
 }
 
-/** Keeps `concurrency` requests in flight for `seconds`, counting completions and latencies. */
-async function throughput(c: Client, t: Target, url: string, p: Params): Promise<Throughput> {
+/** Keeps `concurrency` GETs in flight for `seconds`; returns their latencies and the non-200 count. */
+async function load(c: Client, t: Target, url: string, concurrency: number, seconds: number): Promise<{ latencies: number[]; errors: number }> {
   const latencies: number[] = [];
   let errors = 0;
-  const pids = t.serverPids();
-  const cpuBefore = cpuTicks(pids);
-  const started = performance.now();
-  const end = started + p.seconds * 1000;
+  const end = performance.now() + seconds * 1000;
   await Promise.all(
-    Array.from({ length: p.concurrency }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
         const r = await c.request('GET', url, t.headers);
@@ -164,6 +162,16 @@ async function throughput(c: Client, t: Target, url: string, p: Params): Promise
       }
     }),
   );
+  return { latencies, errors };
+}
+
+/** Requests/s after a warm-up (JIT, connection pools, lazily imported workers), with server CPU per request. */
+async function throughput(c: Client, t: Target, url: string, p: Params): Promise<Throughput> {
+  await load(c, t, url, p.concurrency, WARMUP_S);
+  const pids = t.serverPids();
+  const cpuBefore = cpuTicks(pids);
+  const started = performance.now();
+  const { latencies, errors } = await load(c, t, url, p.concurrency, p.seconds);
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = cpuTicks(pids);
   latencies.sort((a, b) => a - b);
@@ -288,15 +296,11 @@ function pidFromFile(path: string): number | undefined {
 async function ostiaTarget(): Promise<Target> {
   const ostia = await startOstia();
   try {
-    const headers = { 'x-auth-token': await ostia.token('ostia-demo') };
-    const c = client(1);
-    const subnets = await json<{ subnets: Array<{ id: string }> }>(c, 'GET', `${ostia.url}/v2.0/subnets?name=public-subnet`, headers);
-    c.close();
     return {
       name: 'Ostia',
       base: ostia.url,
-      headers,
-      vipSubnetId: subnets.subnets[0]!.id,
+      headers: { 'x-auth-token': await ostia.token('ostia-demo') },
+      vipSubnetId: await ostia.subnetId('public-subnet'),
       listPath: `/v2/lbaas/loadbalancers`,
       serverPids: () => processTree(ostia.pid),
       // The data dir goes away with the process.

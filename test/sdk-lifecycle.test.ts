@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { pythonClientEnv, repoRoot, startOstia, type OstiaProcess } from './support/ostia-process.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(repoRoot(), 'test', 'sdk', 'lifecycle.py');
@@ -23,13 +23,9 @@ function sdkMissing(): string | false {
   return false;
 }
 
-function runLifecycle(ostia: OstiaProcess, cloud: string, vipSubnet: string, memberSubnet: string): Promise<Record<string, Obj & unknown>> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OS_')) env[k] = v;
-  env.OS_CLIENT_CONFIG_FILE = ostia.cloudsYaml;
-  env.PYTHONWARNINGS = 'ignore';
+function runLifecycle(ostia: OstiaProcess, cloud: string, vipSubnet: string, memberSubnet: string): Promise<Record<string, Obj>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [SCRIPT, cloud, vipSubnet, memberSubnet], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(PYTHON, [SCRIPT, cloud, vipSubnet, memberSubnet], { stdio: ['ignore', 'pipe', 'pipe'], env: pythonClientEnv(ostia.cloudsYaml) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -54,19 +50,14 @@ const ids = (v: unknown) => (v as Array<{ id: string }>).map((x) => x.id);
 
 describe('openstacksdk against ostia up', { skip: sdkMissing() }, () => {
   let ostia: OstiaProcess;
-  let out: Record<string, Obj & unknown>;
+  let out: Record<string, Obj>;
   let vipSubnet: string;
   let memberSubnet: string;
 
   before(async () => {
     ostia = await startOstia();
-    const token = await ostia.token('ostia');
-    const subnetId = async (name: string) => {
-      const res = await fetch(`${ostia.url}/v2.0/subnets?name=${name}`, { headers: { 'x-auth-token': token } });
-      return ((await res.json()) as { subnets: Array<{ id: string }> }).subnets[0]!.id;
-    };
-    vipSubnet = await subnetId('public-subnet');
-    memberSubnet = await subnetId('private-subnet');
+    vipSubnet = await ostia.subnetId('public-subnet');
+    memberSubnet = await ostia.subnetId('private-subnet');
     out = await runLifecycle(ostia, 'ostia-demo', vipSubnet, memberSubnet);
   });
 

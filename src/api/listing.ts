@@ -143,7 +143,8 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, maxLimit: number
     if (value === undefined) continue;
     if (!PAGING_KEYS.has(key)) for (const v of [value].flat()) passthrough.push([key, v]);
     if (CONTROL_KEYS.has(key)) continue;
-    const attr = spec.attributes[key];
+    // Octavia also accepts the data-model name of an attribute (openstacksdk sends `load_balancer_id`).
+    const attr = spec.attributes[key] ?? Object.values(spec.attributes).find((a) => a.column === key);
     if (!attr || attr.queryable === false || Array.isArray(value)) throw apiError('INVALID_FILTER');
     filters.push({ column: attr.column, value: coerce(attr, value) });
   }

@@ -186,7 +186,7 @@ test('the read-only admin APIs need a token', async () => {
   }
 });
 
-test('projects: admins see all, others only their own', async () => {
+test('projects: admins list all, others list their own through auth/projects', async () => {
   const app = await server();
   const admin = await login(app, 'admin', 'admin');
   const demo = await login(app, 'demo', 'demo');
@@ -207,8 +207,8 @@ test('projects: admins see all, others only their own', async () => {
   });
   assert.deepEqual((await get(app, '/identity/v3/projects?name=alt', admin)).json().projects.map((p: { id: string }) => p.id), [ALT_PROJECT_ID]);
   assert.equal((await get(app, '/identity/v3/projects?name=alt', admin)).json().links.self, `${V3}/projects?name=alt`);
-  assert.deepEqual((await get(app, '/identity/v3/projects', demo)).json().projects.map((p: { name: string }) => p.name), ['demo']);
-  assert.deepEqual((await get(app, '/identity/v3/projects?name=alt', demo)).json().projects, []);
+  assert.equal((await get(app, '/identity/v3/projects', demo)).statusCode, 403);
+  assert.equal((await get(app, '/identity/v3/projects?name=alt', demo)).statusCode, 403);
   assert.deepEqual((await get(app, '/identity/v3/auth/projects', demo)).json().projects.map((p: { name: string }) => p.name), ['demo']);
 
   assert.equal((await get(app, `/identity/v3/projects/${ALT_PROJECT_ID}`, admin)).json().project.name, 'alt');
@@ -219,17 +219,16 @@ test('projects: admins see all, others only their own', async () => {
   assert.equal(missing.json().error.message, 'Could not find project: demo.');
 });
 
-test('users: admins see all, others only themselves', async () => {
+test('users: admins list all, others may read only themselves', async () => {
   const app = await server();
   const admin = await login(app, 'admin', 'admin');
   const demo = await login(app, 'demo', 'demo');
   assert.equal((await get(app, '/identity/v3/users', admin)).json().users.length, 4);
   assert.deepEqual((await get(app, '/identity/v3/users?name=alt', admin)).json().users.map((u: { name: string }) => u.name), ['alt']);
-  const mine = (await get(app, '/identity/v3/users', demo)).json().users;
-  assert.deepEqual(mine, [
-    { id: DEMO, name: 'demo', domain_id: 'default', enabled: true, password_expires_at: null, options: {}, links: { self: `${V3}/users/${DEMO}` } },
-  ]);
-  assert.equal((await get(app, `/identity/v3/users/${DEMO}`, demo)).json().user.name, 'demo');
+  assert.equal((await get(app, '/identity/v3/users', demo)).statusCode, 403);
+  assert.deepEqual((await get(app, `/identity/v3/users/${DEMO}`, demo)).json().user, {
+    id: DEMO, name: 'demo', domain_id: 'default', enabled: true, password_expires_at: null, options: {}, links: { self: `${V3}/users/${DEMO}` },
+  });
   assert.equal((await get(app, '/identity/v3/users/a0000000000000000000000000000001', demo)).statusCode, 403);
   assert.equal((await get(app, '/identity/v3/users/nobody', admin)).statusCode, 404);
 });

@@ -99,8 +99,10 @@ export const keystone = (opts: KeystoneOptions): FastifyPluginAsync => async (ap
 
   app.get('/v3/projects', async (req) => {
     const me = caller(req);
+    // Keystone's identity:list_projects needs an admin; clients then fall back to the id they hold.
+    if (!isAdmin(me)) throw apiError('IDENTITY_FORBIDDEN', 'identity:list_projects');
     const q = req.query as Query;
-    const visible = isAdmin(me) ? directory.projects : directory.projectsOf(me.userId);
+    const visible = directory.projects;
     const v3 = identityUrl(base());
     const found = visible.filter((p) => (q.name === undefined || p.name === q.name) && inDomain(q.domain_id));
     return listView('projects', found.map((p) => projectView(p, v3)), self(req));
@@ -116,8 +118,9 @@ export const keystone = (opts: KeystoneOptions): FastifyPluginAsync => async (ap
 
   app.get('/v3/users', async (req) => {
     const me = caller(req);
+    if (!isAdmin(me)) throw apiError('IDENTITY_FORBIDDEN', 'identity:list_users');
     const q = req.query as Query;
-    const visible = isAdmin(me) ? directory.users : directory.users.filter((u) => u.id === me.userId);
+    const visible = directory.users;
     const v3 = identityUrl(base());
     const found = visible.filter((u) => (q.name === undefined || u.name === q.name) && inDomain(q.domain_id));
     return listView('users', found.map((u) => userView(u, v3)), self(req));

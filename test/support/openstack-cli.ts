@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { pythonClientEnv } from './ostia-process.js';
 
 export const OPENSTACK_BIN = '/usr/bin/openstack';
 
@@ -92,13 +93,8 @@ export class OpenstackCli {
   }
 
   private spawnOnce(argv: readonly string[], command: string): Promise<CliResult> {
-    const env: NodeJS.ProcessEnv = {};
-    // Inherited OS_* settings would override the cloud chosen with --os-cloud.
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OS_')) env[k] = v;
-    env.OS_CLIENT_CONFIG_FILE = this.cloudsYaml;
-    env.PYTHONWARNINGS = 'ignore';
     return new Promise((resolve, reject) => {
-      const child = spawn(OPENSTACK_BIN, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
+      const child = spawn(OPENSTACK_BIN, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: pythonClientEnv(this.cloudsYaml) });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));

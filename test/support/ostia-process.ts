@@ -37,6 +37,8 @@ export interface OstiaProcess extends OstiaServer {
   cloud(name: string): CloudAuth;
   /** A project-scoped Keystone token for a cloud of clouds.yaml. */
   token(cloud: string): Promise<string>;
+  /** The id of a subnet of the embedded network service, looked up by name as clients do. */
+  subnetId(name: string): Promise<string>;
 }
 
 interface Announcement {
@@ -84,7 +86,23 @@ export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess>
     if (!entry) throw new Error(`cloud ${name} is not in ${cloudsYaml} (has ${Object.keys(clouds).join(', ')})`);
     return entry.auth;
   };
-  return { ...server, cloudsYaml, cloud, token: (name) => keystoneToken(cloud(name)) };
+  const token = (name: string) => keystoneToken(cloud(name));
+  async function subnetId(name: string): Promise<string> {
+    const res = await fetch(`${server.url}/v2.0/subnets?name=${encodeURIComponent(name)}`, { headers: { 'x-auth-token': await token('ostia') } });
+    const found = ((await res.json()) as { subnets?: Array<{ id: string }> }).subnets ?? [];
+    if (res.status !== 200 || found.length !== 1) throw new Error(`subnet ${name}: HTTP ${res.status}, ${found.length} matches`);
+    return found[0]!.id;
+  }
+  return { ...server, cloudsYaml, cloud, token, subnetId };
+}
+
+/** Environment for the Python clients: the given clouds.yaml and no inherited OS_* overrides. */
+export function pythonClientEnv(cloudsYaml: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OS_')) env[k] = v;
+  env.OS_CLIENT_CONFIG_FILE = cloudsYaml;
+  env.PYTHONWARNINGS = 'ignore';
+  return env;
 }
 
 /** Any identity mode; pass `--config FILE` in extraArgs to choose one. */

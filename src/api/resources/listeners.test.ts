@@ -182,3 +182,14 @@ test('RBAC and listing: project scope, filters, fields, stats', async () => {
   const stats = (await h.request('GET', `/v2/lbaas/listeners/${l.id}/stats`, { as: readerA })).json();
   assert.deepEqual(stats, { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } });
 });
+
+test('lists filter by the API name and by the data-model name of the load balancer id', async () => {
+  const lbId = await activeLb();
+  const listener = await createListener(lbId, { protocol: 'TCP', protocol_port: 7001 });
+  await h.settled(lbId);
+  for (const key of ['loadbalancer_id', 'load_balancer_id']) {
+    const r = await h.request('GET', `/v2/lbaas/listeners?${key}=${lbId}`, { as: memberA });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.deepEqual(r.json().listeners.map((l: { id: string }) => l.id), [listener.id]);
+  }
+});
