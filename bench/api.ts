@@ -9,7 +9,13 @@
  * requests/s for GET one LB and GET the list of 100 (1 s warm-up, then a fixed duration;
  * keep-alive, loopback) with server CPU per request read from /proc, then create → ACTIVE
  * latency of 50 sequential creates (POST, then GET every 10 ms until ACTIVE). The bench never installs or starts the
- * baseline; it only probes for it.
+ * baseline; it only probes for it, and waits for its cascade deletes to finish so that they do not load the machine
+ * while Ostia is measured.
+ *
+ * Connections: Ostia keeps them alive. The baseline's uwsgi `http-socket` (as Debian configures it) answers
+ * HTTP/1.1 without `Connection: close` and then closes the socket anyway, so a keep-alive client gets "socket hang up"
+ * on reuse; the bench therefore opens a new connection per request to the baseline (`Connection: close`), which is
+ * what every client of that deployment does. The report says which mode each target used.
  */
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -23,6 +29,9 @@ import { startOstia } from '../test/support/ostia-process.js';
 const POLL_MS = 10;
 const WARMUP_S = 1;
 const ACTIVE_TIMEOUT_MS = 120_000;
+/** How long the baseline's worker may take to finish the cascade deletes of one run. */
+const DELETE_TIMEOUT_MS = 600_000;
+const DELETE_POLL_MS = 250;
 const BASELINE_DOC = '/work/shared/reference/octavia-baseline.md';
 
 interface Params {
@@ -38,11 +47,13 @@ interface Target {
   readonly base: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly vipSubnetId: string;
+  /** false when the server closes every connection after one response (uwsgi http-socket). */
+  readonly keepAlive: boolean;
   /** Lists exactly this target's benchmark project. */
   readonly listPath: string;
   /** Server processes whose CPU time a GET costs (API and database). */
   serverPids(): number[];
-  cleanup(ids: readonly string[]): Promise<void>;
+  cleanup(ids: readonly string[], progress: (msg: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,6 +80,7 @@ interface Latency {
 interface TargetResult {
   target: string;
   url: string;
+  keep_alive: boolean;
   bulk_create: { lbs: number; clients: number; seconds: number; lbs_per_second: number };
   get_one: Throughput;
   get_list: Throughput & { items: number };
@@ -77,13 +89,16 @@ interface TargetResult {
 
 // --- HTTP -------------------------------------------------------------------------------
 
-function client(concurrency: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+function client(concurrency: number, keepAlive = true) {
+  // Without keep-alive the socket pool must not be capped: a capped agent hands a request that waited for a free
+  // slot the socket of the response that just ended, which the server has closed ("socket hang up"). The callers'
+  // loops bound the concurrency anyway.
+  const agent = new http.Agent({ keepAlive, maxSockets: keepAlive ? concurrency : Infinity });
   return {
     request(method: string, url: string, headers: Readonly<Record<string, string>>, body?: unknown): Promise<{ status: number; text: string }> {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       return new Promise((resolve, reject) => {
-        const req = http.request(url, { method, agent, headers: { accept: 'application/json', ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+        const req = http.request(url, { method, agent, headers: { accept: 'application/json', ...(keepAlive ? {} : { connection: 'close' }), ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
@@ -156,9 +171,14 @@ async function load(c: Client, t: Target, url: string, concurrency: number, seco
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
-        const r = await c.request('GET', url, t.headers);
-        latencies.push(performance.now() - t0);
-        if (r.status !== 200) errors++;
+        try {
+          const r = await c.request('GET', url, t.headers);
+          latencies.push(performance.now() - t0);
+          if (r.status !== 200) errors++;
+        } catch {
+          // reset or refused connection: counted, not timed
+          errors++;
+        }
       }
     }),
   );
@@ -207,7 +227,7 @@ async function createToActive(c: Client, t: Target, p: Params): Promise<{ latenc
 }
 
 async function measure(t: Target, p: Params, progress: (msg: string) => void): Promise<TargetResult> {
-  const c = client(p.concurrency);
+  const c = client(p.concurrency, t.keepAlive);
   try {
     progress(`${t.name}: creating ${p.lbs} load balancers with ${p.concurrency} clients`);
     const bulk = await bulkCreate(c, t, p);
@@ -219,10 +239,11 @@ async function measure(t: Target, p: Params, progress: (msg: string) => void): P
     const getList = await throughput(c, t, `${t.base}${t.listPath}`, p);
     progress(`${t.name}: ${p.creates} sequential creates until ACTIVE`);
     const latency = await createToActive(c, t, p);
-    await t.cleanup([...bulk.ids, ...latency.ids]);
+    await t.cleanup([...bulk.ids, ...latency.ids], progress);
     return {
       target: t.name,
       url: t.base,
+      keep_alive: t.keepAlive,
       bulk_create: { lbs: p.lbs, clients: p.concurrency, seconds: bulk.seconds, lbs_per_second: p.lbs / bulk.seconds },
       get_one: getOne,
       get_list: { ...getList, items: listed.loadbalancers.length },
@@ -301,6 +322,7 @@ async function ostiaTarget(): Promise<Target> {
       base: ostia.url,
       headers: { 'x-auth-token': await ostia.token('ostia-demo') },
       vipSubnetId: await ostia.subnetId('public-subnet'),
+      keepAlive: true,
       listPath: `/v2/lbaas/loadbalancers`,
       serverPids: () => processTree(ostia.pid),
       // The data dir goes away with the process.
@@ -320,7 +342,7 @@ function baselineUrl(): string {
 /** The running baseline, or undefined: probed with one GET, never started from here. */
 async function baselineTarget(p: Params): Promise<Target | undefined> {
   const base = baselineUrl();
-  const c = client(p.concurrency);
+  const c = client(p.concurrency, false);
   try {
     const probe = await Promise.race([c.request('GET', `${base}/v2/lbaas/providers`, { 'x-project-id': 'probe' }), sleep(3000).then(() => undefined)]);
     if (!probe || probe.status !== 200 || !probe.text.includes('providers')) {
@@ -341,20 +363,42 @@ async function baselineTarget(p: Params): Promise<Target | undefined> {
     headers,
     // The no-op network driver accepts any subnet id.
     vipSubnetId: randomUUID(),
+    keepAlive: false,
     listPath: `/v2/lbaas/loadbalancers?project_id=${project}`,
     serverPids: () => {
       const api = pidFromFile(join(oct, 'run', 'uwsgi.pid'));
       const db = pidFromFile(join(oct, 'run', 'mariadb.pid'));
       return api && db ? [...processTree(api), db] : [];
     },
-    // Leave the baseline as we found it; its worker deletes asynchronously.
-    cleanup: async (ids) => {
+    // Leave the baseline as we found it. Its worker deletes asynchronously, so wait until every LB answers 404:
+    // otherwise the deletes would still be using the machine's CPU while Ostia is measured.
+    cleanup: async (ids, progress) => {
+      progress(`Octavia 11: cascade-deleting ${ids.length} load balancers and waiting until they are gone`);
+      const deadline = Date.now() + DELETE_TIMEOUT_MS;
       let next = 0;
+      let left = 0;
       await Promise.all(
         Array.from({ length: p.concurrency }, async () => {
-          while (next < ids.length) await c.request('DELETE', `${base}/v2/lbaas/loadbalancers/${ids[next++]}?cascade=true`, headers);
+          while (next < ids.length) {
+            const id = ids[next++]!;
+            const url = `${base}/v2/lbaas/loadbalancers/${id}`;
+            for (;;) {
+              const r = await c.request('DELETE', `${url}?cascade=true`, headers);
+              // 409: still PENDING_* (e.g. a create the worker has not finished); try again shortly
+              if (r.status !== 409 || Date.now() > deadline) break;
+              await sleep(DELETE_POLL_MS);
+            }
+            while ((await c.request('GET', url, headers)).status !== 404) {
+              if (Date.now() > deadline) {
+                left++;
+                break;
+              }
+              await sleep(DELETE_POLL_MS);
+            }
+          }
         }),
       );
+      if (left) progress(`Octavia 11: ${left} load balancers still not deleted after ${DELETE_TIMEOUT_MS / 1000} s`);
     },
     close: async () => c.close(),
   };
@@ -383,6 +427,7 @@ function ratios(o: TargetResult, b: TargetResult): Ratios {
 function table(p: Params, o: TargetResult, b: TargetResult | undefined, r: Ratios | undefined): string {
   const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
   const rows: Array<[string, (t: TargetResult) => string, keyof Ratios | null]> = [
+    ['HTTP connections', (t) => (t.keep_alive ? 'keep-alive' : 'one per request'), null],
     [`GET one LB, c=${p.concurrency} (req/s)`, (t) => num(t.get_one.rps), 'get_one_rps'],
     ['  latency p50 / p99 (ms)', (t) => `${num(t.get_one.p50_ms)} / ${num(t.get_one.p99_ms)}`, null],
     ['  server CPU per request (ms)', (t) => num(t.get_one.cpu_ms_per_request, 2), null],

@@ -36,9 +36,7 @@ export const errorCatalog = {
   INVALID_SORT_DIR: { status: 400, template: "Supplied sort direction '%s' is not valid." },
   PROVIDER_NOT_ENABLED: { status: 400, template: "Provider '%s' is not enabled." },
   PROVIDER_NOT_FOUND: { status: 501, template: "Provider '%s' was not found." },
-  PROVIDER_UNSUPPORTED_ACTION: { status: 501, template: "Provider '%s' does not support a requested action: %s" },
   PROVIDER_UNSUPPORTED_OPTION: { status: 501, template: "Provider '%s' does not support a requested option: %s" },
-  PROVIDER_ERROR: { status: 500, template: "Provider '%s' reports error: %s" },
   FLAVOR_PROVIDER_MISMATCH: { status: 400, template: "Flavor '%s' is not compatible with provider '%s'" },
   BAD_REQUEST: { status: 400, template: '%s' },
   UNAUTHORIZED: { status: 401, template: 'The request you have made requires authentication.' },
@@ -53,10 +51,8 @@ export const errorCatalog = {
   HM_DUPLICATE: { status: 409, template: 'This pool already has a health monitor' },
   LISTENER_NO_CHILDREN: { status: 400, template: 'Protocol %s listeners cannot have child objects.' },
   L7POLICY_INVALID_ARGS: { status: 400, template: 'Invalid L7 Policy arguments: %s' },
-  L7POLICY_INVALID_ACTION: { status: 400, template: 'Invalid L7 Policy action specified: %s' },
   L7RULE_INVALID: { status: 400, template: 'Error parsing L7Rule: %s' },
   L7RULE_TOO_MANY: { status: 409, template: 'Too many rules on L7 policy %s' },
-  PROJECT_BUSY: { status: 503, template: 'Project busy.  Unable to lock the project.  Please try again.' },
   INTERNAL: { status: 500, template: '%s' },
   // Keystone's own wording, for the embedded identity API and the external-Keystone client.
   IDENTITY_VALIDATION: {
