@@ -3,7 +3,7 @@
  * Octavia 11 baseline with no-op drivers (see octavia-baseline.md), measured in the same run
  * because the machine is shared and noisy.
  *
- *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50]
+ *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50] [--close]
  *
  * Per target: 100 load balancers created by 8 clients (wall time until all ACTIVE), then
  * requests/s for GET one LB and GET the list of 100 (1 s warm-up, then a fixed duration;
@@ -15,7 +15,8 @@
  * Connections: Ostia keeps them alive. The baseline's uwsgi `http-socket` (as Debian configures it) answers
  * HTTP/1.1 without `Connection: close` and then closes the socket anyway, so a keep-alive client gets "socket hang up"
  * on reuse; the bench therefore opens a new connection per request to the baseline (`Connection: close`), which is
- * what every client of that deployment does. The report says which mode each target used.
+ * what every client of that deployment does. `--close` does the same for Ostia, to compare like with like. The report
+ * says which mode each target used.
  */
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -314,7 +315,7 @@ function pidFromFile(path: string): number | undefined {
 
 // --- targets ------------------------------------------------------------------------------
 
-async function ostiaTarget(): Promise<Target> {
+async function ostiaTarget(keepAlive: boolean): Promise<Target> {
   const ostia = await startOstia();
   try {
     return {
@@ -322,7 +323,7 @@ async function ostiaTarget(): Promise<Target> {
       base: ostia.url,
       headers: { 'x-auth-token': await ostia.token('ostia-demo') },
       vipSubnetId: await ostia.subnetId('public-subnet'),
-      keepAlive: true,
+      keepAlive,
       listPath: `/v2/lbaas/loadbalancers`,
       serverPids: () => processTree(ostia.pid),
       // The data dir goes away with the process.
@@ -456,6 +457,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' },
       lbs: { type: 'string', default: '100' },
       creates: { type: 'string', default: '50' },
+      close: { type: 'boolean', default: false },
     },
   });
   const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lbs: Number(values.lbs), creates: Number(values.creates) };
@@ -472,7 +474,7 @@ async function main(): Promise<void> {
       await baseline.close();
     }
   }
-  const ostia = await ostiaTarget();
+  const ostia = await ostiaTarget(!values.close);
   let ostiaResult: TargetResult;
   try {
     ostiaResult = await measure(ostia, p, progress);

@@ -15,7 +15,7 @@ import type { ApiDeps } from './context.js';
 import { sendError, toApiError } from './errors.js';
 import { versionRoutes } from './resources/versions.js';
 import { resourcePlugins, octaviaPlugins } from './resources/index.js';
-import { networkRoutes } from '../network/routes.js';
+import { networkRoutes } from './network-lookups.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -3,7 +3,7 @@
  * (`GET /v2.0/subnets?id=…` and friends), answered from the embedded network catalog.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { ApiDeps } from '../api/context.js';
+import type { ApiDeps } from './context.js';
 import { canSeeAllProjects } from '../identity/policy.js';
 
 type Query = Record<string, string | string[] | undefined>;
