@@ -63,7 +63,7 @@ beforeEach(async () => {
     id: 'lb1', project_id: 'p', name: '', description: '', provisioning_status: 'PENDING_CREATE', operating_status: 'OFFLINE',
     admin_state_up: 1, vip_address: null, vip_port_id: null, vip_subnet_id: null, vip_network_id: null, vip_qos_policy_id: null,
     vip_sg_ids: '[]', vip_vnic_type: 'normal', additional_vips: '[]', provider: 'test', flavor_id: null, availability_zone: null,
-    status_reason: null, created_at: timestamp(), updated_at: null,
+    status_reason: null, config_version: 0, created_at: timestamp(), updated_at: null,
   }).execute();
 });
 afterEach(async () => {

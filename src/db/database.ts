@@ -2,6 +2,7 @@
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import * as initial from './migrations/0001-initial.js';
+import * as amphora from './migrations/0002-amphora.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -11,7 +12,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

@@ -36,6 +36,8 @@ export interface LoadBalancerTable extends Owned, Statuses, Timestamps {
   availability_zone: string | null;
   /** Why the last operation failed, or null: an extension old clients ignore. */
   status_reason: string | null;
+  /** Generation of the configuration pushed to its amphorae; bumped by every change. */
+  config_version: number;
 }
 
 export interface ListenerTable extends Owned, Statuses, Timestamps {
@@ -200,6 +202,29 @@ export interface AmphoraTable extends Timestamps {
   cached_zone: string | null;
   image_id: string | null;
   compute_flavor: string | null;
+  /** Per-amphora HMAC key of its heartbeats: a compromised amphora can speak only for itself. */
+  heartbeat_key: string | null;
+  /** Epoch ms of the last accepted heartbeat, and its sequence number (replay guard). */
+  last_heartbeat_at: number | null;
+  last_heartbeat_seq: number | null;
+  /** The config version this amphora last acknowledged. */
+  config_version: number;
+  /** https://<management address>:<port> of its agent. */
+  agent_url: string | null;
+  cert_serial: string | null;
+  status_reason: string | null;
+}
+
+/** Counters per listener and amphora, accumulated from heartbeat deltas. */
+export interface ListenerStatisticsTable {
+  listener_id: string;
+  amphora_id: string;
+  bytes_in: number;
+  bytes_out: number;
+  active_connections: number;
+  total_connections: number;
+  request_errors: number;
+  updated_at: number;
 }
 
 /** A port of the embedded network service: VIPs and, later, amphora ports. */
@@ -261,6 +286,7 @@ export interface Database {
   availability_zone_profile: AvailabilityZoneProfileTable;
   availability_zone: AvailabilityZoneTable;
   amphora: AmphoraTable;
+  listener_statistics: ListenerStatisticsTable;
   port: PortTable;
   job: JobTable;
   job_step: JobStepTable;

@@ -179,6 +179,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Databas
     flavor_id: b.flavor_id ?? null,
     availability_zone: b.availability_zone ?? null,
     status_reason: null,
+    config_version: 0,
     created_at: timestamp(),
     updated_at: null,
   };

@@ -1,0 +1,131 @@
+/**
+ * The whole typed configuration of one load balancer as the controller pushes it to an
+ * amphora's agent. Versioned: the agent applies a config only if its version is newer, so
+ * pushes are idempotent and a late retry never rolls an amphora back. The renderer turns it
+ * into haproxy.cfg; nothing else reaches HAProxy.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  HealthMonitorType, L7PolicyAction, L7RuleCompareType, L7RuleType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType,
+} from './enums.js';
+import { Enum } from './schema-kit.js';
+
+const Id = Type.String({ format: 'uuid' });
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
+const Closed = <T extends Parameters<typeof Type.Object>[0]>(props: T) => Type.Object(props, { additionalProperties: false });
+
+export const MemberConfig = Closed({
+  id: Id,
+  address: Type.String(),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  weight: Type.Integer({ minimum: 0, maximum: 256 }),
+  backup: Type.Boolean(),
+  enabled: Type.Boolean(),
+  monitorAddress: Nullable(Type.String()),
+  monitorPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
+});
+
+export const MonitorConfig = Closed({
+  id: Id,
+  type: Enum(HealthMonitorType),
+  enabled: Type.Boolean(),
+  /** Seconds, as the API has them. */
+  delay: Type.Integer({ minimum: 0 }),
+  timeout: Type.Integer({ minimum: 0 }),
+  maxRetries: Type.Integer({ minimum: 1, maximum: 10 }),
+  maxRetriesDown: Type.Integer({ minimum: 1, maximum: 10 }),
+  httpMethod: Nullable(Type.String()),
+  urlPath: Nullable(Type.String()),
+  expectedCodes: Nullable(Type.String()),
+  httpVersion: Nullable(Type.Number()),
+  domainName: Nullable(Type.String()),
+});
+
+export const PoolConfig = Closed({
+  id: Id,
+  protocol: Enum(PoolProtocol),
+  algorithm: Enum(LbAlgorithm),
+  enabled: Type.Boolean(),
+  sessionPersistence: Type.Union([Closed({ type: Enum(SessionPersistenceType), cookieName: Nullable(Type.String()) }), Type.Null()]),
+  tlsEnabled: Type.Boolean(),
+  monitor: Type.Union([MonitorConfig, Type.Null()]),
+  members: Type.Array(MemberConfig),
+});
+
+export const L7RuleConfig = Closed({
+  id: Id,
+  type: Enum(L7RuleType),
+  compareType: Enum(L7RuleCompareType),
+  key: Nullable(Type.String()),
+  value: Type.String(),
+  invert: Type.Boolean(),
+  enabled: Type.Boolean(),
+});
+
+export const L7PolicyConfig = Closed({
+  id: Id,
+  action: Enum(L7PolicyAction),
+  position: Type.Integer({ minimum: 1 }),
+  enabled: Type.Boolean(),
+  redirectPoolId: Nullable(Type.String()),
+  redirectUrl: Nullable(Type.String()),
+  redirectPrefix: Nullable(Type.String()),
+  redirectHttpCode: Nullable(Type.Integer()),
+  rules: Type.Array(L7RuleConfig),
+});
+
+export const ListenerConfig = Closed({
+  id: Id,
+  protocol: Enum(ListenerProtocol),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  enabled: Type.Boolean(),
+  /** -1 = unlimited. */
+  connectionLimit: Type.Integer({ minimum: -1 }),
+  /** Milliseconds. */
+  timeouts: Closed({ clientData: Type.Integer(), memberConnect: Type.Integer(), memberData: Type.Integer(), tcpInspect: Type.Integer() }),
+  insertHeaders: Type.Record(Type.String(), Type.String()),
+  /** null = no restriction. */
+  allowedCidrs: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  defaultPoolId: Nullable(Type.String()),
+  /** Sorted by position. */
+  l7policies: Type.Array(L7PolicyConfig),
+});
+
+export const AmphoraConfig = Closed({
+  /** Config generation of the load balancer: strictly increasing. */
+  version: Type.Integer({ minimum: 1 }),
+  loadBalancerId: Id,
+  amphoraId: Id,
+  enabled: Type.Boolean(),
+  vip: Closed({ address: Type.String(), additional: Type.Array(Type.String()) }),
+  listeners: Type.Array(ListenerConfig),
+  pools: Type.Array(PoolConfig),
+});
+
+export type MemberConfig = Static<typeof MemberConfig>;
+export type MonitorConfig = Static<typeof MonitorConfig>;
+export type PoolConfig = Static<typeof PoolConfig>;
+export type L7RuleConfig = Static<typeof L7RuleConfig>;
+export type L7PolicyConfig = Static<typeof L7PolicyConfig>;
+export type ListenerConfig = Static<typeof ListenerConfig>;
+export type AmphoraConfig = Static<typeof AmphoraConfig>;
+
+/** The heartbeat an amphora sends, before signing (see amphora/heartbeat and health/). */
+export const Heartbeat = Closed({
+  amphoraId: Id,
+  /** Strictly increasing per amphora: older or repeated numbers are replays. */
+  seq: Type.Integer({ minimum: 0 }),
+  /** Sender's clock, ms since the epoch: stale messages are dropped. */
+  sentAt: Type.Integer(),
+  configVersion: Type.Integer({ minimum: 0 }),
+  listeners: Type.Record(
+    Type.String(),
+    Closed({
+      status: Type.String(),
+      /** Deltas since the previous heartbeat, except `activeConnections` which is current. */
+      stats: Closed({ bytesIn: Type.Integer(), bytesOut: Type.Integer(), activeConnections: Type.Integer(), totalConnections: Type.Integer(), requestErrors: Type.Integer() }),
+    }),
+  ),
+  pools: Type.Record(Type.String(), Closed({ status: Type.String(), members: Type.Record(Type.String(), Type.String()) })),
+});
+export type Heartbeat = Static<typeof Heartbeat>;
