@@ -81,6 +81,27 @@ export const ConfigSchema = Closed({
     reservedMemberAddresses: Type.Array(Type.String()),
   }),
   quotas: Closed(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
+  amphora: Closed({
+    /** Management addresses of amphorae (loopback network driver); agents listen there. */
+    managementNetwork: Closed({ cidr: Type.String(), start: Type.String(), end: Type.String() }),
+    agentPort: Type.Integer({ minimum: 1, maximum: 65535 }),
+    /** Where `ostia health` receives heartbeats (host:port); amphorae send there. */
+    healthListen: Type.String(),
+    heartbeatIntervalMs: Type.Integer({ minimum: 100 }),
+    /** An amphora silent this long is stale and is failed over. */
+    heartbeatTimeoutMs: Type.Integer({ minimum: 200 }),
+    /** How long a new amphora's agent may take to answer. */
+    bootTimeoutMs: Type.Integer({ minimum: 1000 }),
+    certValidityDays: Type.Integer({ minimum: 1 }),
+    certRotateBeforeDays: Type.Integer({ minimum: 0 }),
+    /** Storm protection: at most this many failovers at once… */
+    maxConcurrentFailovers: Type.Integer({ minimum: 1 }),
+    /** …and none at all while more than this fraction of amphorae is stale (the problem is then elsewhere). */
+    failoverCircuitBreakerFraction: Type.Number({ minimum: 0, maximum: 1 }),
+    haproxyBinary: Type.String(),
+    /** Per HAProxy process; this machine's FD hard limit (20000) caps it near 9,900. */
+    maxconn: Type.Integer({ minimum: 1, maximum: 9900 }),
+  }),
   worker: Closed({
     /** How long a claimed job is ours without a heartbeat. */
     leaseSeconds: Type.Number({ exclusiveMinimum: 0 }),
@@ -154,6 +175,20 @@ export function defaultConfig(dataDir: string): Config {
       reservedMemberAddresses: ['169.254.169.254'],
     },
     quotas: { load_balancer: -1, listener: -1, pool: -1, health_monitor: -1, member: -1, l7policy: -1, l7rule: -1 },
+    amphora: {
+      managementNetwork: { cidr: '127.80.0.0/16', start: '127.80.0.10', end: '127.80.255.250' },
+      agentPort: 9443,
+      healthListen: '127.0.0.1:5555',
+      heartbeatIntervalMs: 1000,
+      heartbeatTimeoutMs: 3000,
+      bootTimeoutMs: 30000,
+      certValidityDays: 30,
+      certRotateBeforeDays: 7,
+      maxConcurrentFailovers: 2,
+      failoverCircuitBreakerFraction: 0.5,
+      haproxyBinary: 'haproxy',
+      maxconn: 8000,
+    },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },
   };
