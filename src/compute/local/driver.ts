@@ -1,0 +1,172 @@
+/**
+ * Compute driver `local`: each amphora is `ostia agent --dir <rootDir>/<amphoraId>` started
+ * detached, in its own process group with its output in agent.log, so it keeps serving
+ * when the controller that booted it stops or restarts, as a VM would. Everything about an
+ * amphora lives in its directory; the directory is the amphora's only record here.
+ *
+ *   agent.json              AgentBootConfig (holds the heartbeat key: 0600)
+ *   server.pem, server.key  the agent's TLS identity (0600)
+ *   client-ca.pem           the CA controllers' client certs chain to (0600)
+ *   agent.pid               { pid, startTime } of the group leader
+ *   agent.log               the agent's stdout and stderr
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isUuid } from '../../domain/net.js';
+import type { AgentBootConfig, AmphoraSpec, ComputeDriver, ComputeStatus } from '../driver.js';
+import { leaderRunning, startTimeOf, stopGroup, type GroupRecord } from './process-group.js';
+
+export interface LocalComputeOptions {
+  /** The program an amphora runs; default `ostia agent --dir <dir>` under this Node. Tests substitute their own. */
+  command?: (dir: string) => { file: string; args: string[] };
+  /** How long an amphora's processes get after SIGTERM before SIGKILL (HAProxy finishes its connections). */
+  stopGraceMs?: number;
+}
+
+const PREFIX = 'local:';
+const FILES = {
+  config: 'agent.json',
+  cert: 'server.pem',
+  key: 'server.key',
+  clientCa: 'client-ca.pem',
+  pid: 'agent.pid',
+  log: 'agent.log',
+} as const;
+const DEFAULT_STOP_GRACE_MS = 10_000;
+const OSTIA_BIN = fileURLToPath(new URL('../../../../bin/ostia.js', import.meta.url));
+
+export function defaultAgentCommand(dir: string): { file: string; args: string[] } {
+  return { file: process.execPath, args: [OSTIA_BIN, 'agent', '--dir', dir] };
+}
+
+export class LocalCompute implements ComputeDriver {
+  readonly rootDir: string;
+  private readonly command: (dir: string) => { file: string; args: string[] };
+  private readonly stopGraceMs: number;
+
+  constructor(rootDir: string, opts: LocalComputeOptions = {}) {
+    this.rootDir = resolve(rootDir);
+    this.command = opts.command ?? defaultAgentCommand;
+    this.stopGraceMs = opts.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+  }
+
+  /** Where an amphora's directory must be (AmphoraSpec.dir). */
+  amphoraDir(amphoraId: string): string {
+    return join(this.rootDir, amphoraId);
+  }
+
+  async boot(spec: AmphoraSpec, signal: AbortSignal): Promise<string> {
+    signal.throwIfAborted();
+    const dir = this.checkedDir(spec);
+    const computeId = PREFIX + spec.amphoraId;
+    const previous = await readRecord(dir);
+    if (previous && leaderRunning(previous)) return computeId;
+    // A crashed agent may have left its HAProxy holding the VIP ports: clear the group before starting anew.
+    if (previous) await stopGroup(previous, this.stopGraceMs);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+    await writeBootFiles(dir, spec);
+    signal.throwIfAborted();
+    const record = await this.start(dir);
+    await writeAtomically(join(dir, FILES.pid), JSON.stringify(record));
+    return computeId;
+  }
+
+  async status(computeId: string): Promise<ComputeStatus> {
+    const record = await readRecord(this.amphoraDir(parseComputeId(computeId)));
+    return record && leaderRunning(record) ? 'running' : 'stopped';
+  }
+
+  async delete(computeId: string): Promise<void> {
+    const dir = this.amphoraDir(parseComputeId(computeId));
+    const record = await readRecord(dir);
+    if (record) await stopGroup(record, this.stopGraceMs);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async list(): Promise<Array<{ computeId: string; amphoraId: string }>> {
+    let entries;
+    try {
+      entries = await readdir(this.rootDir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    return entries
+      .filter((e) => e.isDirectory() && isUuid(e.name))
+      .map((e) => ({ computeId: PREFIX + e.name, amphoraId: e.name }))
+      .sort((a, b) => a.amphoraId.localeCompare(b.amphoraId));
+  }
+
+  private checkedDir(spec: AmphoraSpec): string {
+    if (!isUuid(spec.amphoraId)) throw new Error(`cannot boot amphora '${spec.amphoraId}': the id must be a UUID`);
+    const expected = this.amphoraDir(spec.amphoraId);
+    if (resolve(spec.dir) !== expected)
+      throw new Error(`cannot boot amphora ${spec.amphoraId} in ${spec.dir}: the local compute driver keeps amphorae in ${expected}`);
+    return expected;
+  }
+
+  private async start(dir: string): Promise<GroupRecord> {
+    const { file, args } = this.command(dir);
+    const log = openSync(join(dir, FILES.log), 'a', 0o600);
+    try {
+      // detached: a new session and process group, so signals to the controller's group never reach it
+      // and delete can signal the agent and its HAProxy together.
+      const child = spawn(file, args, { cwd: dir, detached: true, stdio: ['ignore', log, log], env: amphoraEnv() });
+      await once(child, 'spawn');
+      child.unref();
+      const pid = child.pid!;
+      return { pid, startTime: startTimeOf(pid) };
+    } finally {
+      closeSync(log);
+    }
+  }
+}
+
+export function parseComputeId(computeId: string): string {
+  const amphoraId = computeId.startsWith(PREFIX) ? computeId.slice(PREFIX.length) : '';
+  if (!isUuid(amphoraId)) throw new Error(`'${computeId}' is not a compute id of the local driver (local:<amphora id>)`);
+  return amphoraId;
+}
+
+/** The amphora gets none of the controller's environment (database URL, tokens): only where to find programs. */
+function amphoraEnv(): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+}
+
+async function writeBootFiles(dir: string, spec: AmphoraSpec): Promise<void> {
+  const config: AgentBootConfig = {
+    amphoraId: spec.amphoraId,
+    managementAddress: spec.managementAddress,
+    agentPort: spec.agentPort,
+    certFile: join(dir, FILES.cert),
+    keyFile: join(dir, FILES.key),
+    clientCaFile: join(dir, FILES.clientCa),
+    heartbeat: spec.heartbeat,
+    haproxyBinary: spec.haproxyBinary,
+    maxconn: spec.maxconn,
+  };
+  await writeAtomically(config.certFile, spec.certPem);
+  await writeAtomically(config.keyFile, spec.keyPem);
+  await writeAtomically(config.clientCaFile, spec.clientCaPem);
+  await writeAtomically(join(dir, FILES.config), JSON.stringify(config, null, 2) + '\n');
+}
+
+/** A fresh 0600 file renamed into place: a re-boot never leaves a half-written or looser-moded secret. */
+async function writeAtomically(file: string, content: string): Promise<void> {
+  const temp = `${file}.tmp-${process.pid}`;
+  await writeFile(temp, content, { mode: 0o600 });
+  await rename(temp, file);
+}
+
+async function readRecord(dir: string): Promise<GroupRecord | null> {
+  const file = join(dir, FILES.pid);
+  if (!existsSync(file)) return null;
+  const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<GroupRecord>;
+  if (!Number.isInteger(parsed.pid) || (parsed.pid as number) <= 1) throw new Error(`${file} does not hold a pid record; delete the file if no agent runs there`);
+  return { pid: parsed.pid as number, startTime: typeof parsed.startTime === 'string' ? parsed.startTime : null };
+}

@@ -1,0 +1,103 @@
+/**
+ * A local amphora is a process group: the agent leads it and HAProxy runs inside it. The
+ * controller that started it may be long gone, so the group is found again from a pid
+ * file and checked before it is signalled: a pid file that outlived a reboot must not make
+ * us kill whatever process now has that number.
+ *
+ * On Linux /proc tells a process's start time (to detect pid reuse), its group and whether
+ * it is a zombie (an exited process nobody reaped still answers kill(pid, 0)). Elsewhere
+ * kill(pid, 0) is the best available answer.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface GroupRecord {
+  /** The group leader's pid, which is also the group id (it was spawned detached). */
+  pid: number;
+  /** From /proc/<pid>/stat when it was started; null where /proc is absent. */
+  startTime: string | null;
+}
+
+interface ProcStat {
+  state: string;
+  pgrp: number;
+  startTime: string;
+}
+
+const HAS_PROC = existsSync('/proc/self/stat');
+/** A process that exited no longer has a pid to wait on for us, so exit is observed by polling. */
+const POLL_MS = 50;
+/** After SIGKILL the kernel needs only moments; longer means the group is stuck (e.g. in D state). */
+const KILL_WAIT_MS = 5_000;
+
+function readStat(pid: number): ProcStat | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, pgrp: Number(fields[2]), startTime: fields[19]! };
+}
+
+export function startTimeOf(pid: number): string | null {
+  return HAS_PROC ? (readStat(pid)?.startTime ?? null) : null;
+}
+
+function signalExists(target: number): boolean {
+  try {
+    process.kill(target, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The leader is alive and is the process we started (not a later one with its pid). */
+export function leaderRunning(record: GroupRecord): boolean {
+  if (!HAS_PROC) return signalExists(record.pid);
+  const stat = readStat(record.pid);
+  return stat !== null && stat.state !== 'Z' && (record.startTime === null || stat.startTime === record.startTime);
+}
+
+/** Some non-zombie process is still in the group (HAProxy may outlive a crashed agent). */
+function groupAlive(pgid: number): boolean {
+  if (!HAS_PROC) return signalExists(-pgid);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z') return true;
+  }
+  return false;
+}
+
+async function waitGone(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+  return true;
+}
+
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
+
+/** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once no member is left. */
+export async function stopGroup(record: GroupRecord, graceMs: number): Promise<void> {
+  const stat = HAS_PROC ? readStat(record.pid) : null;
+  // Linux never hands out a pid that still names a live group, so a reused leader pid means our group is gone.
+  if (stat && record.startTime !== null && stat.startTime !== record.startTime) return;
+  signalGroup(record.pid, 'SIGTERM');
+  if (await waitGone(record.pid, graceMs)) return;
+  signalGroup(record.pid, 'SIGKILL');
+  if (!(await waitGone(record.pid, KILL_WAIT_MS)))
+    throw new Error(`process group ${record.pid} survived SIGKILL for ${KILL_WAIT_MS} ms; check it with 'ps -g ${record.pid}'`);
+}
