@@ -139,3 +139,19 @@ for (const [method, url, schema] of routes) {
     assert.equal((await h.request('GET', '/', { as: {} })).statusCode, 200);
   });
 }
+
+test('values the proxy config could not carry are refused at the API, before any renderer sees them', async () => {
+  const cases: Array<[string, string, unknown]> = [
+    ['POST', `/v2/lbaas/l7policies/${'{policy}'}/rules`, { rule: { type: 'PATH', compare_type: 'REGEX', value: 'a\tb' } }],
+    ['POST', '/v2/lbaas/healthmonitors', { healthmonitor: { pool_id: '{pool}', type: 'HTTP', delay: 5, timeout: 3, max_retries: 2, expected_codes: '200\n,201' } }],
+    ['PUT', '/v2/lbaas/pools/{pool}', { pool: { session_persistence: { type: 'APP_COOKIE', cookie_name: 'sess\u00e9' } } }],
+  ];
+  for (const [method, path, body] of cases) {
+    const url = path.replace('{policy}', ids.policy!).replace('{pool}', ids.pool!);
+    const json = JSON.stringify(body).replace('{pool}', ids.pool!);
+    const before = await snapshot();
+    const r = await h.request(method, url, { body: JSON.parse(json), as: memberA });
+    assert.equal(r.statusCode, 400, `${method} ${url}: ${r.body}`);
+    assert.equal(await snapshot(), before);
+  }
+});

@@ -67,3 +67,8 @@ test('update: nulls reset, refused for delay/timeout/max_retries; the merged mon
   const udp = resolveHealthMonitorCreate({ ...tcp, type: 'UDP-CONNECT' }, 'UDP', settings);
   fails(() => resolveHealthMonitorUpdate(udp, { delay: 1 }, 'UDP', settings), 400, 'Validation failure: The request delay value 1 should be larger than 3 for UDP-CONNECT health monitor type.');
 });
+
+test('an expected-codes range must go upwards', () => {
+  fails(() => resolveHealthMonitorCreate({ ...http, expected_codes: '204-200' }, 'HTTP', settings), 400, '204-200 is not a valid option for expected_codes');
+  assert.equal(resolveHealthMonitorCreate({ ...http, expected_codes: '200-204' }, 'HTTP', settings).expected_codes, '200-204');
+});

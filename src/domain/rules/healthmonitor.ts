@@ -105,6 +105,12 @@ function checkDomainName(domainName: string | null, httpVersion: number | null):
   if (httpVersion < 1.1) throw apiError('INVALID_OPTION', `http_version ${httpVersion.toFixed(1)}`, 'health monitors HTTP 1.1 domain name health check');
 }
 
+/** A range must go upwards: `204-200` matches nothing and the proxy refuses it. */
+function checkExpectedCodes(codes: string | null): void {
+  const range = codes ? /^(\d{3})-(\d{3})$/.exec(codes) : null;
+  if (range && Number(range[1]) > Number(range[2])) throw apiError('INVALID_OPTION', codes, 'expected_codes');
+}
+
 /** Validates a new monitor for a pool of `poolProtocol` and fills in Octavia's defaults. */
 export function resolveHealthMonitorCreate(req: HealthMonitorRequest, poolProtocol: string, settings: HealthMonitorSettings): HealthMonitorAttrs {
   checkUrlPath(req.url_path);
@@ -129,6 +135,7 @@ export function resolveHealthMonitorCreate(req: HealthMonitorRequest, poolProtoc
     domain_name: req.domain_name ?? null,
   };
   checkDomainName(attrs.domain_name, attrs.http_version);
+  checkExpectedCodes(attrs.expected_codes);
   return attrs;
 }
 
@@ -159,5 +166,6 @@ export function resolveHealthMonitorUpdate(stored: HealthMonitorAttrs, patch: He
     domain_name: pick('domain_name', null),
   };
   checkDomainName(merged.domain_name, merged.http_version);
+  checkExpectedCodes(merged.expected_codes);
   return merged;
 }

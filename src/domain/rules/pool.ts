@@ -43,7 +43,8 @@ export interface PoolSpecPatch extends Omit<Patch<PoolSettings>, 'session_persis
 const invalid = (detail: string) => apiError('VALIDATION', detail);
 
 /** Octavia's characters that cannot appear in a cookie name (RFC 6265 separators, controls, DEL). */
-const BAD_COOKIE_NAME = /[\x00-\x20\x22\x28\x29\x2c\x2f\x3a-\x40\x5b-\x5d\x7b\x7d\x7f]|[^\x00-\xff]/;
+// An HTTP token (RFC 9110): ASCII only, no separators.
+const BAD_COOKIE_NAME = /[\x00-\x20\x22\x28\x29\x2c\x2f\x3a-\x40\x5b-\x5d\x7b\x7d\x7f]|[^\x00-\x7f]/;
 
 function isL4Only(protocol: string): boolean {
   return L4OnlyPoolProtocols.includes(protocol);
