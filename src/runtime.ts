@@ -2,6 +2,7 @@
  * Wires the pieces of one process together from a validated config: database, network
  * catalog, providers, job signal, and whichever roles this process plays.
  */
+import { join } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -14,6 +15,8 @@ import { Worker } from './controller/worker.js';
 import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
+import { amphoraDriver } from './providers/amphora/driver.js';
+import { openOnce, type AmphoraDepsLoader } from './providers/amphora/deps.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -36,12 +39,42 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * The amphora provider's machinery on this machine: the CA under DATA_DIR/pki, amphorae as
+ * local processes under DATA_DIR/amphorae, addresses on loopback. Loaded and opened by the
+ * first flow that needs it, so API-only processes neither load nor touch it.
+ */
+function amphoraDeps(config: Config): AmphoraDepsLoader {
+  return openOnce(async () => {
+    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }, { AgentClient }] = await Promise.all([
+      import('./pki/ca.js'),
+      import('./compute/local/driver.js'),
+      import('./network/loopback/driver.js'),
+      import('./amphora/client.js'),
+    ]);
+    const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
+    const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
+    return {
+      settings: config.amphora,
+      compute,
+      network: new LoopbackNetwork(config.amphora.managementNetwork),
+      ca,
+      amphoraDir: (id) => compute.amphoraDir(id),
+      async agent({ id, agentUrl }) {
+        const client = await ca.controllerClientCert();
+        return new AgentClient({ url: agentUrl, amphoraId: id, serverCaPem: ca.serverCaPem, clientCertPem: client.certPem, clientKeyPem: client.keyPem });
+      },
+    };
+  });
+}
+
 export async function createRuntime(config: Config, opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.logger || pino({ level: opts.logger === false ? 'silent' : config.log.level });
   const db = await openDatabase(config.database.url);
   await migrate(db);
   const signal: JobSignal = db.dialect === 'postgres' ? await PostgresJobSignal.connect(config.database.url) : new LocalJobSignal();
-  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider);
+  const amphora = amphoraDeps(config);
+  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, { amphora: () => amphoraDriver(amphora) });
   let boundUrl: string | undefined;
   const deps: ApiDeps = {
     db,

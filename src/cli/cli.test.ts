@@ -13,7 +13,7 @@ import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-pr
 import { VIP_SUBNET_ID } from '../config.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
-const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'trace', 'config'];
+const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'agent', 'trace', 'config'];
 
 /** The caller's OSTIA_* settings must not leak into the commands under test. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -226,20 +226,20 @@ test('config prints the effective configuration with every secret masked', async
   assert.equal((parseYaml(yaml.stdout) as { database: { url: string } }).database.url, `sqlite:${join(dir, 'ostia.db')}`);
 });
 
-test('api and worker refuse SQLite; health and housekeeping say they do not exist yet', async () => {
-  const [api, worker, health, housekeeping] = await Promise.all([
-    ostia('api', '--data-dir', join(tmpdir(), 'ostia-never-created')),
-    ostia('worker', '--data-dir', join(tmpdir(), 'ostia-never-created')),
-    ostia('health'),
-    ostia('housekeeping'),
-  ]);
-  for (const [role, r] of [['api', api], ['worker', worker]] as const) {
+test('api, worker, health and housekeeping refuse SQLite; health and housekeeping need the amphora provider', async () => {
+  const noDir = join(tmpdir(), 'ostia-never-created');
+  const [api, worker, health, housekeeping] = await Promise.all(['api', 'worker', 'health', 'housekeeping'].map((role) => ostia(role, '--data-dir', noDir)));
+  for (const [role, r] of [['api', api!], ['worker', worker!], ['health', health!], ['housekeeping', housekeeping!]] as const) {
     assert.equal(r.code, 1, role);
     assert.match(r.stderr, new RegExp(`^ostia ${role}: needs PostgreSQL, as it runs beside other Ostia processes, but the database is sqlite:.*\\. Pass --database-url postgres://`), role);
   }
-  for (const [role, r] of [['health', health], ['housekeeping', housekeeping]] as const) {
-    assert.equal(r.code, 2, role);
-    assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `ostia ${role}: not available until the amphora provider lands (issue 3). The noop provider needs no such process: run 'ostia up', or 'ostia api' with 'ostia worker'.\n`);
+  const noop = await Promise.all(['health', 'housekeeping'].map((role) => ostia(role, '--data-dir', noDir, '--database-url', 'postgres://nobody@127.0.0.1:1/none')));
+  for (const [i, role] of ['health', 'housekeeping'].entries()) {
+    assert.equal(noop[i]!.code, 1, role);
+    assert.equal(noop[i]!.stdout, '');
+    assert.equal(
+      noop[i]!.stderr,
+      `ostia ${role}: has nothing to look after: the amphora provider is not enabled (api.enabledProviders is ["noop"]). Add 'amphora' to api.enabledProviders in the config file; the noop provider needs no 'ostia ${role}'.\n`,
+    );
   }
 });

@@ -6,11 +6,13 @@ import { CliError, helpText, parseInput, type Command } from './command.js';
 import { up } from './up.js';
 import { api } from './api.js';
 import { worker } from './worker.js';
-import { health, housekeeping } from './pending-roles.js';
+import { health } from './health.js';
+import { housekeeping } from './housekeeping.js';
 import { trace } from './trace.js';
 import { config } from './config.js';
+import { agent } from './agent.js';
 
-const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, config];
+const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, config, agent];
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -12,16 +12,27 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js'
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withTokenSecret, writePrivateFile } from './settings.js';
+import { stopSignal } from './signals.js';
 
 export interface Roles {
   api: boolean;
   worker: boolean;
+  /** The amphora provider's background roles (`ostia health`, `ostia housekeeping`, or both inside `ostia up`). */
+  health?: boolean;
+  housekeeping?: boolean;
 }
 
 export interface Announcement {
   url: string | null;
   clouds_yaml: string | null;
   pid: number;
+  /** Where heartbeats are received, when this process runs the health manager. */
+  health_listen?: string;
+}
+
+interface Service {
+  listen?: string;
+  close(): Promise<void>;
 }
 
 export async function serve(options: Config, roles: Roles, json: boolean): Promise<number> {
@@ -39,22 +50,39 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
     await runtime.close();
     throw listenError(e, config);
   }
+  const services = await startServices(runtime, roles);
+  const healthListen = services.find((s) => s.listen)?.listen;
   // Not in external mode: there the clouds log in at the deployment's own Keystone.
   const clouds = url && config.identity.mode !== 'external' ? cloudsYaml(url, config) : null;
   const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
   if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
-  const announcement: Announcement = { url: url ?? null, clouds_yaml: cloudsFile, pid: process.pid };
+  const announcement: Announcement = { url: url ?? null, clouds_yaml: cloudsFile, pid: process.pid, ...(healthListen && { health_listen: healthListen }) };
   if (json) printJson(announcement);
   else process.stdout.write(describe(config, roles, announcement, runtime, clouds));
 
   const signal = await stopped;
   log.info({ signal }, 'shutting down');
+  for (const service of services.reverse()) await service.close();
   await runtime.close();
   return 0;
 }
 
+/** The amphora roles run beside the runtime, on its database and job signal. */
+async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]> {
+  const services: Service[] = [];
+  try {
+    if (roles.health) services.push(await (await import('./health.js')).startHealthManager(runtime));
+    if (roles.housekeeping) services.push(await (await import('./housekeeping.js')).startHousekeeping(runtime));
+  } catch (e) {
+    for (const service of services.reverse()) await service.close();
+    await runtime.close();
+    throw e;
+  }
+  return services;
+}
+
 async function openRuntime(config: Config, roles: Roles, logger: Logger): Promise<Runtime> {
-  const options: RuntimeOptions = { ...roles, logger };
+  const options: RuntimeOptions = { api: roles.api, worker: roles.worker, logger };
   // The keystone plugin reports the URL clients reach us at, known only once listening.
   let runtime: Runtime | undefined;
   if (roles.api) Object.assign(options, identityFor(config, () => runtime!.deps.publicUrl()));
@@ -79,8 +107,13 @@ function identityFor(config: Config, publicUrl: () => string): Pick<RuntimeOptio
 
 function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtime, clouds: string | null): string {
   const store = sqlitePath(config) ? `SQLite ${sqlitePath(config)}` : redactUrl(config.database.url);
-  const what = [roles.api && 'api', roles.worker && 'worker'].filter(Boolean).join(' + ');
-  const lines = [a.url ? `Ostia (${what}) is listening on ${a.url}, database ${store}.` : `Ostia worker ${runtime.worker?.id} is running jobs from ${store}.`];
+  const what = [roles.api && 'api', roles.worker && 'worker', roles.health && 'health', roles.housekeeping && 'housekeeping'].filter(Boolean).join(' + ');
+  const lines = [
+    a.url ? `Ostia (${what}) is listening on ${a.url}, database ${store}.`
+    : runtime.worker ? `Ostia worker ${runtime.worker.id} is running jobs from ${store}.`
+    : `Ostia ${what} is running over ${store}.`,
+  ];
+  if (a.health_listen) lines.push(`Amphora heartbeats are received on ${a.health_listen} (UDP).`);
   if (clouds) {
     const names = Object.keys((parseYaml(clouds) as { clouds: object }).clouds);
     lines.push(
@@ -98,23 +131,6 @@ function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtim
   return lines.join('\n');
 }
 
-/** Resolves on the first SIGINT/SIGTERM; a second one means "now", without a clean close. */
-function stopSignal(): Promise<NodeJS.Signals> {
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
-  return new Promise((resolve) => {
-    const first = (signal: NodeJS.Signals): void => {
-      for (const s of signals) {
-        process.off(s, first);
-        process.once(s, () => {
-          process.stderr.write(`ostia: ${s} during shutdown, exiting at once\n`);
-          process.exit(1);
-        });
-      }
-      resolve(signal);
-    };
-    for (const s of signals) process.on(s, first);
-  });
-}
 
 function listenError(e: unknown, config: Config): unknown {
   const code = (e as NodeJS.ErrnoException).code;

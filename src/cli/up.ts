@@ -1,5 +1,6 @@
 import type { Command } from './command.js';
 import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
+import { amphoraProviderEnabled } from './health.js';
 
 export const up: Command = {
   name: 'up',
@@ -9,9 +10,12 @@ export const up: Command = {
     'On first start it creates DATA_DIR/token-secret (mode 0600); every start writes DATA_DIR/clouds.yaml',
     'for the URL it listens on, so `openstack --os-cloud ostia loadbalancer list` works at once.',
     'With --json it prints one line once listening: {"url": ..., "clouds_yaml": ..., "pid": ...}.',
+    'With the amphora provider enabled it also runs the health manager and housekeeping (see their --help).',
   ].join('\n'),
   async run(input) {
     const { serve } = await import('./serve.js');
-    return serve(configFromFlags(up, input), { api: true, worker: true }, input.json);
+    const config = configFromFlags(up, input);
+    const amphorae = amphoraProviderEnabled(config);
+    return serve(config, { api: true, worker: true, health: amphorae, housekeeping: amphorae }, input.json);
   },
 };

@@ -3,7 +3,10 @@ import { apiError } from '../domain/errors.js';
 import type { ProviderDriver } from './driver.js';
 import { noopDriver } from './noop/driver.js';
 
-/** Every provider Ostia ships, by canonical name. */
+/**
+ * The providers that need nothing but the database, by canonical name. `amphora` needs the
+ * machinery of the process (CA, compute, network), so the runtime supplies it as `extra`.
+ */
 const builtins: Record<string, () => ProviderDriver> = {
   noop: noopDriver,
 };
@@ -31,7 +34,7 @@ export class ProviderRegistry {
   list(): Array<{ name: string; description: string }> {
     return [...this.drivers.entries()].map(([name, d]) => ({
       name,
-      description: ProviderAliases[name] ? `Alias of the ${d.description}` : d.description,
+      description: ProviderAliases[name] ? `Alias of ${d.description.replace(/^The /, 'the ')}` : d.description,
     }));
   }
 

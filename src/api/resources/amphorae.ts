@@ -14,6 +14,7 @@ import type { Operation } from '../../providers/driver.js';
 import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind, type ListSpec } from '../listing.js';
 import { lockForChildChange } from '../locks.js';
 import { amphoraView } from '../views/amphora.js';
+import { amphoraStats } from '../../health/stats.js';
 
 const column = (name: keyof AmphoraTable, kind: AttrKind = 'string') => ({ column: name, kind });
 
@@ -142,13 +143,12 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     return reply.code(202).send();
   });
 
-  /**
-   * Ostia stores no per-amphora statistics yet (there is no stats table), so every existing
-   * amphora answers Octavia's "no stats" 404 for now.
-   */
+  /** One row per listener the amphora served; an amphora that never reported has none: 404 as in Octavia. */
   app.get<{ Params: { id: string } }>('/amphorae/:id/stats', async (req) => {
     authorize(req.ctx, 'amphora', 'get_stats');
     const amp = await load(req.params.id);
-    throw apiError('NOT_FOUND', 'Amphora stats for', amp.id);
+    const rows = await amphoraStats(db, amp.id);
+    if (!rows.length) throw apiError('NOT_FOUND', 'Amphora stats for', amp.id);
+    return { amphora_stats: rows };
   });
 };

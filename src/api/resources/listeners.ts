@@ -21,7 +21,7 @@ import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
-import { zeroStats } from './loadbalancer-status.js';
+import { statsTotals } from '../../health/stats.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -192,8 +192,8 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   });
 
   app.get<{ Params: { id: string } }>('/listeners/:id/stats', async (req) => {
-    await listenerFor(deps, req.ctx, req.params.id, 'get_stats');
-    return { stats: zeroStats };
+    const listener = await listenerFor(deps, req.ctx, req.params.id, 'get_stats');
+    return { stats: await statsTotals(db.kysely, { listenerId: listener.id }) };
   });
 
   app.post('/listeners', { schema: { body: ListenerCreateBody } }, async (req, reply) => {

@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { loadBalancerFor } from './loadbalancers.js';
 import { readTrace } from '../../controller/trace.js';
+import { statsTotals } from '../../health/stats.js';
 
 const none = ['-'];
 
@@ -62,9 +63,6 @@ export async function statusTree(deps: ApiDeps, lb: { id: string; name: string; 
   };
 }
 
-/** No data plane has reported yet: Octavia renders zeros, not an error. */
-export const zeroStats = { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 };
-
 export const loadBalancerStatusRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   for (const path of ['/loadbalancers/:id/status', '/loadbalancers/:id/statuses']) {
     app.get<{ Params: { id: string } }>(path, async (req) => {
@@ -74,8 +72,8 @@ export const loadBalancerStatusRoutes = (deps: ApiDeps): FastifyPluginAsync => a
   }
 
   app.get<{ Params: { id: string } }>('/loadbalancers/:id/stats', async (req) => {
-    await loadBalancerFor(deps, req.ctx, req.params.id, 'get_stats');
-    return { stats: zeroStats };
+    const lb = await loadBalancerFor(deps, req.ctx, req.params.id, 'get_stats');
+    return { stats: await statsTotals(deps.db.kysely, { loadBalancerId: lb.id }) };
   });
 
   /** Ostia extension: every step of every job run for this LB, oldest first. */

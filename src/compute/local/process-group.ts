@@ -90,12 +90,20 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): void {
   }
 }
 
-/** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once no member is left. */
+/**
+ * SIGTERM to the leader only, so the agent soft-stops its HAProxy (open connections finish;
+ * a SIGTERM straight to HAProxy would cut them), then SIGKILL to the whole group after
+ * `graceMs`; resolves once no member is left.
+ */
 export async function stopGroup(record: GroupRecord, graceMs: number): Promise<void> {
   const stat = HAS_PROC ? readStat(record.pid) : null;
   // Linux never hands out a pid that still names a live group, so a reused leader pid means our group is gone.
   if (stat && record.startTime !== null && stat.startTime !== record.startTime) return;
-  signalGroup(record.pid, 'SIGTERM');
+  try {
+    process.kill(record.pid, 'SIGTERM');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
   if (await waitGone(record.pid, graceMs)) return;
   signalGroup(record.pid, 'SIGKILL');
   if (!(await waitGone(record.pid, KILL_WAIT_MS)))

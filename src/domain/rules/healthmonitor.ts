@@ -105,10 +105,14 @@ function checkDomainName(domainName: string | null, httpVersion: number | null):
   if (httpVersion < 1.1) throw apiError('INVALID_OPTION', `http_version ${httpVersion.toFixed(1)}`, 'health monitors HTTP 1.1 domain name health check');
 }
 
-/** A range must go upwards: `204-200` matches nothing and the proxy refuses it. */
+/**
+ * Beyond Octavia's pattern: only spaces may pad the commas (a newline would reach the proxy
+ * config), and a range must go upwards (`204-200` matches nothing and the proxy refuses it).
+ */
 function checkExpectedCodes(codes: string | null): void {
-  const range = codes ? /^(\d{3})-(\d{3})$/.exec(codes) : null;
-  if (range && Number(range[1]) > Number(range[2])) throw apiError('INVALID_OPTION', codes, 'expected_codes');
+  if (!codes) return;
+  const range = /^(\d{3})-(\d{3})$/.exec(codes);
+  if (/[^\d ,-]/.test(codes) || (range && Number(range[1]) > Number(range[2]))) throw apiError('INVALID_OPTION', codes, 'expected_codes');
 }
 
 /** Validates a new monitor for a pool of `poolProtocol` and fills in Octavia's defaults. */

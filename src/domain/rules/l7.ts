@@ -141,6 +141,7 @@ const VALUE_COMPARES: readonly string[] = ['STARTS_WITH', 'ENDS_WITH', 'CONTAINS
 class RuleError extends Error {}
 const invalidRule = (msg: string) => new RuleError(`Invalid L7 Rule: ${msg}`);
 const invalidChars = (what: string) => new RuleError(`Invalid characters in ${what}`);
+const CONTROL = /[\x00-\x1f\x7f]/;
 
 /**
  * Octavia compiles rule regexes with Python's `re`; HAProxy then evaluates them with PCRE.
@@ -223,6 +224,9 @@ function checkRule(rule: L7RuleAttrs): void {
 /** Refuses an inconsistent rule with 400 `Error parsing L7Rule: …`. */
 export function validateL7Rule<T extends L7RuleAttrs>(rule: T): asserts rule is T & { type: string; value: string } {
   try {
+    // Octavia refuses only CR/LF; any control character would corrupt the proxy config line.
+    if (CONTROL.test(rule.value ?? '')) throw invalidChars('value');
+    if (CONTROL.test(rule.key ?? '')) throw invalidChars('key');
     checkRule(rule);
   } catch (e) {
     if (e instanceof RuleError) throw apiError('L7RULE_INVALID', e.message);

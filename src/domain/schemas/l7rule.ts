@@ -2,8 +2,8 @@
 import { Type, Nullable, Str, Tags, Strict, Patch, Enum } from '../schema-kit.js';
 import { L7RuleType, L7RuleCompareType } from '../enums.js';
 
-// A control character in a key or value would split or corrupt the proxy config line it lands on.
-const OneLine = () => Type.String({ maxLength: 255, pattern: '^[^\\x00-\\x1f\\x7f]*$' });
+// A CR or LF in a key or value would split the proxy config line it lands on (rules/l7.ts refuses the other control characters).
+const OneLine = () => Type.String({ maxLength: 255, pattern: '^[^\\r\\n]*$' });
 
 const ruleFields = {
   type: Enum(L7RuleType),

@@ -1,0 +1,214 @@
+/**
+ * Applies pushed configs to this amphora's HAProxy, one at a time.
+ *
+ * Versions make pushes idempotent: an older version is refused (409), the applied version
+ * again is a no-op ('unchanged'), the same version with other content is refused (409).
+ * A new version is rendered and checked with `haproxy -c` first; a refusal (400) leaves the
+ * running config alone. Then the rendered file is written — it is the truth the next reload
+ * and the next agent start use — and applied:
+ *   - 'runtime' when only members changed: the runtime API adds, removes, re-weights and
+ *     enables/disables servers without a reload; if HAProxy refuses any command, the file is
+ *     reloaded instead;
+ *   - 'reload' otherwise: a hitless master-worker reload, or the first start.
+ * If HAProxy cannot load the new file (e.g. a port taken by another process, which `-c`
+ * cannot see), the previous file is put back and the previous config keeps serving (500).
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { AmphoraConfig } from '../../domain/amphora-config.js';
+import { writeFileAtomically } from '../atomic-file.js';
+import { RenderError } from '../haproxy/encoders.js';
+import { HaproxyError, type HaproxyProcess } from '../haproxy/process.js';
+import { renderedBackends, renderHaproxyConfig } from '../haproxy/render.js';
+import { serverName } from '../haproxy/names.js';
+import { violations } from '../typed-check.js';
+import { memberChanges, type MemberChange } from './diff.js';
+import { renderPaths, type AgentLayout } from './layout.js';
+
+export type AppliedHow = 'reload' | 'runtime' | 'unchanged';
+
+export interface ApplyResult {
+  version: number;
+  applied: AppliedHow;
+}
+
+/** A push the agent did not apply; `status` is the HTTP status the API answers with. */
+export class ApplyError extends Error {
+  constructor(
+    readonly status: 400 | 409 | 500,
+    message: string,
+    readonly details: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface ConfigApplierOptions {
+  amphoraId: string;
+  layout: AgentLayout;
+  haproxy: HaproxyProcess;
+  maxconn: number;
+  log: Pick<Console, 'info' | 'warn' | 'error'>;
+}
+
+export class ConfigApplier {
+  private current: AmphoraConfig | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: ConfigApplierOptions) {}
+
+  get applied(): AmphoraConfig | null {
+    return this.current;
+  }
+
+  /** 0 until a config is applied. */
+  get version(): number {
+    return this.current?.version ?? 0;
+  }
+
+  /** Validates `candidate` and applies it (see the module comment). */
+  apply(candidate: unknown): Promise<ApplyResult> {
+    const problems = violations(AmphoraConfig, candidate);
+    if (problems.length) return Promise.reject(new ApplyError(400, 'invalid amphora configuration', problems.join('\n')));
+    const config = candidate as AmphoraConfig;
+    if (config.amphoraId !== this.opts.amphoraId)
+      return Promise.reject(new ApplyError(409, `the configuration is for amphora ${config.amphoraId}, this is amphora ${this.opts.amphoraId}`));
+    return this.serialized(() => this.applyValid(config));
+  }
+
+  /**
+   * Runs the config the previous agent applied, rendered anew; called once at agent start.
+   * A stored config this renderer refuses is dropped: the controller sees version 0 and pushes again.
+   */
+  async restore(): Promise<void> {
+    const { appliedConfig } = this.opts.layout;
+    if (!existsSync(appliedConfig)) return;
+    let stored: unknown;
+    try {
+      stored = JSON.parse(readFileSync(appliedConfig, 'utf8'));
+    } catch (e) {
+      this.opts.log.error(`ignoring ${appliedConfig}: ${(e as Error).message}`);
+      return;
+    }
+    try {
+      await this.apply(stored);
+      this.opts.log.info(`re-applied config version ${this.version}`);
+    } catch (e) {
+      const failure = e as ApplyError;
+      this.opts.log.error(`cannot re-apply ${appliedConfig}: ${failure.message}${failure.details ? `\n${failure.details}` : ''}`);
+    }
+  }
+
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(task, task);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async applyValid(config: AmphoraConfig): Promise<ApplyResult> {
+    const previous = this.current;
+    if (previous && config.version < previous.version)
+      throw new ApplyError(409, `configuration version ${config.version} is older than the applied version ${previous.version}`);
+    if (previous && config.version === previous.version) {
+      if (isDeepStrictEqual(config, previous)) return { version: config.version, applied: 'unchanged' };
+      throw new ApplyError(409, `configuration version ${config.version} is applied already, with different content`);
+    }
+    const text = this.render(config);
+    const refusal = await this.opts.haproxy.validate(text);
+    if (refusal !== null) throw new ApplyError(400, 'haproxy refused the configuration', refusal);
+
+    const file = this.opts.layout.haproxy.config;
+    const previousText = existsSync(file) ? readFileSync(file, 'utf8') : null;
+    const changes = previous && this.opts.haproxy.running ? memberChanges(previous, config) : null;
+    writeFileAtomically(file, text);
+    let applied: AppliedHow;
+    try {
+      applied = changes && (await this.applyAtRuntime(changes, config, text)) ? 'runtime' : await this.reload();
+    } catch (e) {
+      await this.restoreFile(previousText);
+      if (e instanceof HaproxyError) throw new ApplyError(500, e.message, e.output);
+      throw e;
+    }
+    this.current = config;
+    writeFileAtomically(this.opts.layout.appliedConfig, JSON.stringify(config));
+    return { version: config.version, applied };
+  }
+
+  private render(config: AmphoraConfig): string {
+    try {
+      return renderHaproxyConfig(config, renderPaths(this.opts.layout), { maxconn: this.opts.maxconn });
+    } catch (e) {
+      if (e instanceof RenderError) throw new ApplyError(400, 'the configuration cannot be rendered', e.message);
+      throw e;
+    }
+  }
+
+  private async reload(): Promise<'reload'> {
+    await this.opts.haproxy.reload();
+    return 'reload';
+  }
+
+  /** The previous file back in place; with none, HAProxy has nothing to run and is stopped. */
+  private async restoreFile(previousText: string | null): Promise<void> {
+    const file = this.opts.layout.haproxy.config;
+    if (previousText !== null) writeFileAtomically(file, previousText);
+    else {
+      rmSync(file, { force: true });
+      await this.opts.haproxy.stop();
+    }
+  }
+
+  /** True when every change went through; false (after logging why) when a reload must finish the job. */
+  private async applyAtRuntime(changes: MemberChange[], config: AmphoraConfig, text: string): Promise<boolean> {
+    const runtime = this.opts.haproxy.runtime;
+    const servers = serverLines(text);
+    try {
+      for (const change of changes) {
+        for (const { name: backend } of renderedBackends(config).filter((b) => b.poolId === change.poolId)) {
+          const server = serverName(change.kind === 'add' ? change.member.id : change.memberId);
+          switch (change.kind) {
+            case 'remove':
+              await runtime.removeServer(backend, server);
+              break;
+            case 'add': {
+              const line = servers.get(backend)?.get(server);
+              if (!line) throw new Error(`no server ${server} in backend ${backend} of the rendered config`);
+              await runtime.addServer(backend, server, line.address, line.options.filter((o) => o !== 'disabled'), change.member.enabled);
+              break;
+            }
+            case 'weight':
+              await runtime.setWeight(backend, server, change.weight);
+              break;
+            case 'enabled':
+              await runtime.setAdminState(backend, server, change.enabled ? 'ready' : 'maint');
+              break;
+          }
+        }
+      }
+      return true;
+    } catch (e) {
+      this.opts.log.warn(`runtime member update incomplete, reloading instead: ${(e as Error).message}`);
+      return false;
+    }
+  }
+}
+
+/**
+ * The `server` lines of a rendered config, by backend and server name: a server added at
+ * runtime gets exactly the options the file gives it, so a later reload changes nothing.
+ */
+function serverLines(text: string): Map<string, Map<string, { address: string; options: string[] }>> {
+  const backends = new Map<string, Map<string, { address: string; options: string[] }>>();
+  let servers: Map<string, { address: string; options: string[] }> | null = null;
+  for (const line of text.split('\n')) {
+    if (/^\S/.test(line)) {
+      const [keyword, name] = line.split(/\s+/);
+      servers = keyword === 'backend' && name ? new Map() : null;
+      if (servers) backends.set(name!, servers);
+      continue;
+    }
+    const [keyword, name, address, ...options] = line.trim().split(/\s+/);
+    if (servers && keyword === 'server' && name && address) servers.set(name, { address, options });
+  }
+  return backends;
+}

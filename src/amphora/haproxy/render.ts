@@ -1,0 +1,513 @@
+/**
+ * AmphoraConfig → haproxy.cfg for HAProxy 2.6. Every line is built from fixed keywords plus
+ * values that went through an encoder of ./encoders.ts; the domain rules the API applies are
+ * applied again here, so a value that slipped past the API is refused (RenderError), never
+ * rendered. Output is deterministic: the same config always gives the same text.
+ *
+ * What is left out rather than refused: a disabled load balancer (no proxies at all), disabled
+ * listeners and pools, listeners HAProxy does not serve here (UDP, SCTP and PROMETHEUS need LVS
+ * or the exporter; TERMINATED_HTTPS needs certificates the config does not carry — the amphora
+ * provider refuses all four), disabled L7 policies and rules, and policies with no enabled rule
+ * (they never match). Cookie persistence on a TCP-mode backend is left out: HAProxy cannot
+ * read cookies there and would ignore it with a warning.
+ */
+import type { AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, MemberConfig, MonitorConfig, PoolConfig } from '../../domain/amphora-config.js';
+import { HealthMonitorDefaults, L7PolicyDefaults, PoolDefaults } from '../../domain/defaults.js';
+import {
+  HealthMonitorType, HttpMethod, HttpVersion, InsertHeader, L7PolicyAction, L7RuleCompareType, L7RuleType, ListenerPoolCompatibility, RedirectHttpCode,
+  SessionPersistenceType, TlsVersion, type ListenerProtocol,
+} from '../../domain/enums.js';
+import { isApiError } from '../../domain/errors.js';
+import { checkMonitorTypeForPool, isHttpMonitor, isUrlPath } from '../../domain/rules/healthmonitor.js';
+import { isRedirectUrl, validateL7Rule } from '../../domain/rules/l7.js';
+import { validateInsertHeaders } from '../../domain/rules/listener.js';
+import { validateSessionPersistence } from '../../domain/rules/pool.js';
+import * as enc from './encoders.js';
+import { RenderError } from './encoders.js';
+import { backendName, frontendName, serverName } from './names.js';
+
+export { RenderError };
+
+/** Absolute paths inside the amphora's own directory. */
+export interface HaproxyPaths {
+  stateFile: string;
+  statsSocket: string;
+  pidFile: string;
+}
+
+export interface RenderOptions {
+  /** Global connection cap: HAProxy needs ~2 file descriptors per connection. */
+  maxconn: number;
+}
+
+/** The listener protocols rendered; the provider refuses the others before they get here. */
+export const RenderedListenerProtocols: readonly ListenerProtocol[] = ['HTTP', 'HTTPS', 'TCP'];
+
+type Mode = 'http' | 'tcp';
+
+// HAProxy's timers are signed 32-bit milliseconds; the API allows longer, which means "very long".
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+// HAProxy refuses `inter 0`; the API allows a delay of 0, checked once a second here.
+const MIN_CHECK_INTERVAL_MS = 1000;
+// How long an old worker keeps long-lived TCP connections after a reload before cutting them.
+const HARD_STOP_AFTER = '60s';
+// Octavia's [haproxy_amphora] haproxy_stick_size default.
+const STICK_TABLE_SIZE = '10k';
+// HAProxy reads at most 64 words per line: long CIDR lists are split over several `acl` lines.
+const CIDRS_PER_LINE = 32;
+const ALLOWED_CIDRS_ACL = 'allowed-cidrs';
+const PERSISTENCE_COOKIE = 'SRV';
+
+// ---------------------------------------------------------------------------------------
+// The plan: which proxies exist, named, before any line is written
+
+interface BackendPlan {
+  readonly name: string;
+  readonly pool: PoolConfig;
+  readonly listener: ListenerConfig;
+  readonly mode: Mode;
+}
+
+interface PolicyPlan {
+  readonly policy: L7PolicyConfig;
+  readonly rules: readonly L7RuleConfig[];
+  /** For REDIRECT_TO_POOL: the backend it sends to. */
+  readonly backend: string | null;
+}
+
+interface FrontendPlan {
+  readonly listener: ListenerConfig;
+  readonly mode: Mode;
+  readonly policies: readonly PolicyPlan[];
+  readonly defaultBackend: string | null;
+  readonly backends: readonly BackendPlan[];
+}
+
+/** One backend as the runtime client and the heartbeat see it. */
+export interface RenderedBackend {
+  readonly name: string;
+  readonly poolId: string;
+  readonly listenerId: string;
+}
+
+function at(kind: string, id: unknown, attribute: string): string {
+  return `${kind} ${JSON.stringify(String(id)).slice(1, -1)} ${attribute}`;
+}
+
+/** Runs a domain rule of the API and reports its refusal as a RenderError on `field`. */
+function underDomainRule(field: string, value: unknown, check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    if (isApiError(e)) throw new RenderError(field, value, e.message);
+    throw e;
+  }
+}
+
+function assertUnique(field: string, ids: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) throw new RenderError(field, id, 'is not unique');
+    seen.add(id);
+  }
+}
+
+function modeOf(protocol: ListenerProtocol): Mode {
+  return protocol === 'HTTP' ? 'http' : 'tcp';
+}
+
+/** Enabled policies with their enabled rules, in position order; a policy without rules never matches. */
+function activePolicies(listener: ListenerConfig): Array<{ policy: L7PolicyConfig; rules: L7RuleConfig[] }> {
+  return [...listener.l7policies]
+    .filter((policy) => policy.enabled && enc.oneOf(at('l7policy', policy.id, 'action'), policy.action, L7PolicyAction))
+    .sort((a, b) => a.position - b.position)
+    .map((policy) => ({ policy, rules: policy.rules.filter((rule) => rule.enabled) }))
+    .filter(({ rules }) => rules.length > 0);
+}
+
+function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolConfig>): FrontendPlan {
+  const mode = modeOf(listener.protocol);
+  const backends = new Map<string, BackendPlan>();
+  const backendOf = (poolId: string | null): string | null => {
+    const pool = poolId === null ? undefined : pools.get(poolId);
+    if (!pool?.enabled) return null;
+    if (!ListenerPoolCompatibility[listener.protocol].includes(pool.protocol))
+      throw new RenderError(at('pool', pool.id, 'protocol'), pool.protocol, `cannot serve a ${listener.protocol} listener`);
+    const name = backendName(pool.id, listener.id);
+    if (!backends.has(name)) backends.set(name, { name, pool, listener, mode });
+    return name;
+  };
+  const defaultBackend = backendOf(listener.defaultPoolId);
+  if (mode !== 'http' && listener.l7policies.length > 0)
+    throw new RenderError(at('listener', listener.id, 'l7policies'), listener.l7policies.length, `L7 policies need an HTTP listener, not ${listener.protocol}`);
+  const policies = activePolicies(listener).flatMap(({ policy, rules }): PolicyPlan[] => {
+    if (policy.action !== 'REDIRECT_TO_POOL') return [{ policy, rules, backend: null }];
+    // A policy whose pool is disabled does not match, as in Octavia: the request goes on.
+    const backend = backendOf(policy.redirectPoolId);
+    return backend ? [{ policy, rules, backend }] : [];
+  });
+  return { listener, mode, policies, defaultBackend, backends: [...backends.values()] };
+}
+
+function planFrontends(config: AmphoraConfig): FrontendPlan[] {
+  if (!config.enabled) return [];
+  assertUnique('pool id', config.pools.map((p) => p.id));
+  assertUnique('listener id', config.listeners.map((l) => l.id));
+  const pools = new Map(config.pools.map((p) => [p.id, p]));
+  return config.listeners
+    .filter((l) => l.enabled && RenderedListenerProtocols.includes(l.protocol))
+    .map((l) => planFrontend(l, pools));
+}
+
+/** Every backend the rendered file holds, in file order. */
+export function renderedBackends(config: AmphoraConfig): RenderedBackend[] {
+  return planFrontends(config).flatMap((f) => f.backends.map((b) => ({ name: b.name, poolId: b.pool.id, listenerId: b.listener.id })));
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers
+
+function timeoutMs(field: string, ms: number): string {
+  enc.integer(field, ms, 0, Number.MAX_SAFE_INTEGER);
+  return String(Math.min(ms, MAX_TIMEOUT_MS));
+}
+
+function secondsAsMs(field: string, seconds: number, floor = 0): string {
+  enc.integer(field, seconds, 0, Math.floor(Number.MAX_SAFE_INTEGER / 1000));
+  return String(Math.min(Math.max(seconds * 1000, floor), MAX_TIMEOUT_MS));
+}
+
+// ---------------------------------------------------------------------------------------
+// global and defaults
+
+function globalSection(paths: HaproxyPaths, opts: RenderOptions): string[] {
+  return [
+    'global',
+    `maxconn ${enc.integer('maxconn', opts.maxconn, 1, MAX_TIMEOUT_MS)}`,
+    `stats socket ${enc.absolutePath('stats socket', paths.statsSocket)} mode 600 level admin expose-fd listeners`,
+    `server-state-file ${enc.absolutePath('server state file', paths.stateFile)}`,
+    `pidfile ${enc.absolutePath('pid file', paths.pidFile)}`,
+    `hard-stop-after ${HARD_STOP_AFTER}`,
+  ];
+}
+
+function defaultsSection(): string[] {
+  // Admin state and weights set through the runtime API survive reloads via the state file.
+  return ['defaults', 'load-server-state-from-file global', 'retries 3', 'option redispatch'];
+}
+
+// ---------------------------------------------------------------------------------------
+// Frontends
+
+function bindAddresses(config: AmphoraConfig): string[] {
+  const all = [config.vip.address, ...config.vip.additional].map((a) => enc.ipAddress('vip address', a));
+  return [...new Set(all)];
+}
+
+function allowedCidrLines(listener: ListenerConfig): string[] {
+  if (!listener.allowedCidrs?.length) return [];
+  const field = at('listener', listener.id, 'allowed_cidrs');
+  const cidrs = [...new Set(listener.allowedCidrs.map((c) => enc.cidr(field, c)))];
+  const acls: string[] = [];
+  for (let i = 0; i < cidrs.length; i += CIDRS_PER_LINE) acls.push(`acl ${ALLOWED_CIDRS_ACL} src ${cidrs.slice(i, i + CIDRS_PER_LINE).join(' ')}`);
+  return [...acls, `tcp-request connection reject if !${ALLOWED_CIDRS_ACL}`];
+}
+
+const MATCH_METHOD: Readonly<Record<L7RuleConfig['compareType'], string>> = {
+  REGEX: 'reg',
+  STARTS_WITH: 'beg',
+  ENDS_WITH: 'end',
+  CONTAINS: 'sub',
+  EQUAL_TO: 'str',
+};
+
+// Rule types whose values Octavia lets be a double-quoted string (the only way to hold a space).
+const QUOTABLE_VALUES: readonly string[] = ['HOST_NAME', 'PATH', 'FILE_TYPE', 'HEADER'];
+
+/**
+ * The string a rule's value compares with. A quoted value reached Octavia's HAProxy as a quoted
+ * word, so what it matches is the text inside the quotes; other values match as they are.
+ */
+function patternOf(rule: L7RuleConfig): string {
+  const quoted = QUOTABLE_VALUES.includes(rule.type) ? /^"([^"]*)"$/.exec(rule.value) : null;
+  return quoted ? quoted[1]! : rule.value;
+}
+
+/** `-m <method> -- <value>`: `--` ends the flags, so a value such as `-i` stays a pattern. */
+function comparison(rule: L7RuleConfig): string {
+  const field = at('l7rule', rule.id, 'value');
+  const value = rule.compareType === 'REGEX' ? enc.regex(field, rule.value) : enc.pattern(field, patternOf(rule));
+  return `-m ${MATCH_METHOD[rule.compareType]} -- ${value}`;
+}
+
+function keyed(rule: L7RuleConfig, fetch: string, grammar: (field: string, value: string) => string): string {
+  const field = at('l7rule', rule.id, 'key');
+  return enc.fetchWithArgument(field, fetch, grammar(field, rule.key ?? ''));
+}
+
+/** The sample fetch and match of one rule (Octavia's l7rule_macro). */
+function ruleCriterion(rule: L7RuleConfig): string {
+  switch (rule.type) {
+    case 'HOST_NAME':
+      return `req.hdr(host) -i ${comparison(rule)}`;
+    case 'PATH':
+      return `path ${comparison(rule)}`;
+    case 'FILE_TYPE':
+      // path_end already matches a suffix; Octavia leaves `-m str` out because HAProxy would
+      // then compare the whole path.
+      return rule.compareType === 'EQUAL_TO' ? `path_end -- ${enc.pattern(at('l7rule', rule.id, 'value'), patternOf(rule))}` : `path_end ${comparison(rule)}`;
+    case 'HEADER':
+      return `${keyed(rule, 'req.hdr', enc.httpToken)} ${comparison(rule)}`;
+    case 'COOKIE':
+      return `${keyed(rule, 'req.cook', enc.httpToken)} ${comparison(rule)}`;
+    case 'SSL_CONN_HAS_CERT':
+      return 'ssl_c_used';
+    case 'SSL_VERIFY_RESULT':
+      return `ssl_c_verify eq ${enc.integer(at('l7rule', rule.id, 'value'), Number(rule.value), 0, MAX_TIMEOUT_MS)}`;
+    case 'SSL_DN_FIELD':
+      return `${keyed(rule, 'ssl_c_s_dn', enc.dnField)} ${comparison(rule)}`;
+  }
+}
+
+function ruleAcl(rule: L7RuleConfig): string {
+  const id = enc.uuid(at('l7rule', rule.id, 'id'), rule.id);
+  const type = enc.oneOf(at('l7rule', id, 'type'), rule.type, L7RuleType);
+  const compare_type = enc.oneOf(at('l7rule', id, 'compare_type'), rule.compareType, L7RuleCompareType);
+  const { key, value } = rule;
+  underDomainRule(at('l7rule', id, 'value'), value, () => validateL7Rule({ type, compare_type, key, value }));
+  return `acl ${id} ${ruleCriterion(rule)}`;
+}
+
+/** All rules of a policy must match (ANDed ACLs); `invert` negates one. */
+function condition(rules: readonly L7RuleConfig[]): string {
+  return `if ${rules.map((r) => `${r.invert ? '!' : ''}${enc.uuid(at('l7rule', r.id, 'id'), r.id)}`).join(' ')}`;
+}
+
+function redirectCode(policy: L7PolicyConfig): number {
+  return enc.oneOf(at('l7policy', policy.id, 'redirect_http_code'), policy.redirectHttpCode ?? L7PolicyDefaults.redirect_http_code, RedirectHttpCode);
+}
+
+function redirectTarget(policy: L7PolicyConfig, attribute: string, target: string | null): string {
+  const field = at('l7policy', policy.id, attribute);
+  if (target === null || !isRedirectUrl(target)) throw new RenderError(field, target, 'is not an http(s) URL');
+  return enc.logFormatLiteral(field, target);
+}
+
+function policyAction({ policy, rules, backend }: PolicyPlan): string {
+  const when = condition(rules);
+  switch (policy.action) {
+    case 'REJECT':
+      return `http-request deny ${when}`;
+    case 'REDIRECT_TO_URL':
+      return `http-request redirect location ${redirectTarget(policy, 'redirect_url', policy.redirectUrl)} code ${redirectCode(policy)} ${when}`;
+    case 'REDIRECT_PREFIX':
+      return `http-request redirect prefix ${redirectTarget(policy, 'redirect_prefix', policy.redirectPrefix)} code ${redirectCode(policy)} ${when}`;
+    case 'REDIRECT_TO_POOL':
+      return `use_backend ${backend} ${when}`;
+  }
+}
+
+// Octavia's documented precedence: REJECT policies first, then redirects to URLs, then pools,
+// each group in position order.
+const ACTION_PRECEDENCE: Readonly<Record<L7PolicyConfig['action'], number>> = { REJECT: 0, REDIRECT_TO_URL: 1, REDIRECT_PREFIX: 1, REDIRECT_TO_POOL: 2 };
+
+function l7Lines(listener: ListenerConfig, policies: readonly PolicyPlan[]): string[] {
+  for (const { policy, rules } of policies) {
+    if (rules.length > L7PolicyDefaults.maxRulesPerPolicy)
+      throw new RenderError(at('l7policy', policy.id, 'rules'), rules.length, `exceeds ${L7PolicyDefaults.maxRulesPerPolicy} rules`);
+  }
+  const rules = policies.flatMap((p) => p.rules);
+  assertUnique(at('listener', listener.id, 'l7rule id'), rules.map((r) => r.id));
+  const ordered = [...policies].sort((a, b) => ACTION_PRECEDENCE[a.policy.action] - ACTION_PRECEDENCE[b.policy.action]);
+  return [...rules.map(ruleAcl), ...ordered.map(policyAction)];
+}
+
+function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions): string[] {
+  const { listener } = f;
+  const field = (attribute: string) => at('listener', listener.id, attribute);
+  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, Number.MAX_SAFE_INTEGER);
+  const inspectDelay = timeoutMs(field('timeout_tcp_inspect'), listener.timeouts.tcpInspect);
+  return [
+    `frontend ${frontendName(listener.id)}`,
+    `mode ${f.mode}`,
+    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}`),
+    // -1 (unlimited) leaves the frontend at the global cap; no frontend can exceed it anyway.
+    ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
+    `timeout client ${timeoutMs(field('timeout_client_data'), listener.timeouts.clientData)}`,
+    ...(inspectDelay === '0' ? [] : [`tcp-request inspect-delay ${inspectDelay}`]),
+    ...allowedCidrLines(listener),
+    ...l7Lines(listener, f.policies),
+    ...(f.defaultBackend ? [`default_backend ${f.defaultBackend}`] : []),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+// Backends
+
+function balanceLines(pool: PoolConfig): string[] {
+  switch (pool.algorithm) {
+    case 'ROUND_ROBIN':
+      return ['balance roundrobin'];
+    case 'LEAST_CONNECTIONS':
+      return ['balance leastconn'];
+    case 'SOURCE_IP':
+      // Servers added through the runtime API need a dynamic algorithm: map-based hashing is not.
+      return ['balance source', 'hash-type consistent'];
+    default:
+      throw new RenderError(at('pool', pool.id, 'lb_algorithm'), pool.algorithm, 'is not supported by HAProxy amphorae');
+  }
+}
+
+function persistenceLines(pool: PoolConfig, mode: Mode): string[] {
+  const sp = pool.sessionPersistence;
+  if (!sp) return [];
+  const field = at('pool', pool.id, 'session_persistence');
+  enc.oneOf(`${field} type`, sp.type, SessionPersistenceType);
+  underDomainRule(field, sp, () =>
+    validateSessionPersistence({ type: sp.type, cookie_name: sp.cookieName, persistence_timeout: null, persistence_granularity: null }, pool.protocol),
+  );
+  if (sp.type === 'SOURCE_IP') return [`stick-table type ipv6 size ${STICK_TABLE_SIZE}`, 'stick on src'];
+  if (mode !== 'http') return [];
+  if (sp.type === 'HTTP_COOKIE') return [`cookie ${PERSISTENCE_COOKIE} insert indirect nocache`];
+  const cookie = enc.httpToken(`${field} cookie_name`, sp.cookieName ?? '');
+  return [
+    `stick-table type string len 64 size ${STICK_TABLE_SIZE}`,
+    `stick store-response ${enc.fetchWithArgument(field, 'res.cook', cookie)}`,
+    `stick match ${enc.fetchWithArgument(field, 'req.cook', cookie)}`,
+  ];
+}
+
+/** Each inserted header and how HAProxy produces it; values other than "true" turn one off, as in Octavia. */
+const HEADER_INSERTION: Readonly<Record<(typeof InsertHeader)[number], string>> = {
+  'X-Forwarded-For': 'option forwardfor',
+  'X-Forwarded-Port': 'http-request set-header X-Forwarded-Port %[dst_port]',
+  'X-Forwarded-Proto': 'http-request set-header X-Forwarded-Proto %[ssl_fc,iif(https,http)]',
+  'X-Forwarded-IP': 'http-request set-header X-Forwarded-IP %[src]',
+  'X-Client-IP': 'http-request set-header X-Client-IP %[src]',
+  'X-Real-IP': 'http-request set-header X-Real-IP %[src]',
+};
+
+function insertHeaderLines(listener: ListenerConfig): string[] {
+  const headers = listener.insertHeaders;
+  underDomainRule(at('listener', listener.id, 'insert_headers'), Object.keys(headers), () => validateInsertHeaders(listener.protocol, headers));
+  return InsertHeader.filter((name) => String(headers[name]).toLowerCase() === 'true').map((name) => HEADER_INSERTION[name]);
+}
+
+function httpCheckLines(monitor: MonitorConfig): string[] {
+  const field = (attribute: string) => at('healthmonitor', monitor.id, attribute);
+  const method = enc.oneOf(field('http_method'), monitor.httpMethod ?? HealthMonitorDefaults.http_method, HttpMethod as readonly string[]);
+  const path = monitor.urlPath ?? HealthMonitorDefaults.url_path;
+  if (!isUrlPath(path)) throw new RenderError(field('url_path'), path, 'is not a URL path');
+  const version = monitor.httpVersion === null ? null : enc.oneOf(field('http_version'), monitor.httpVersion, HttpVersion);
+  const request = `option httpchk ${method} ${enc.word(field('url_path'), path)}${version === null ? '' : ` HTTP/${version.toFixed(1)}`}`;
+  const lines = [request];
+  if (monitor.domainName !== null) {
+    if (version !== 1.1) throw new RenderError(field('domain_name'), monitor.domainName, 'needs http_version 1.1');
+    lines.push(`http-check send hdr Host ${enc.domainName(field('domain_name'), monitor.domainName)}`);
+  }
+  lines.push(`http-check expect status ${enc.expectedCodes(field('expected_codes'), monitor.expectedCodes ?? HealthMonitorDefaults.expected_codes)}`);
+  return lines;
+}
+
+function monitorLines(monitor: MonitorConfig, pool: PoolConfig): string[] {
+  const field = (attribute: string) => at('healthmonitor', monitor.id, attribute);
+  enc.oneOf(field('type'), monitor.type, HealthMonitorType);
+  underDomainRule(field('type'), monitor.type, () =>
+    checkMonitorTypeForPool(monitor.type, undefined, pool.protocol, { allowPing: true, udpConnectMinDelay: HealthMonitorDefaults.udp_connect_min_interval }),
+  );
+  return [...(isHttpMonitor(monitor.type) ? httpCheckLines(monitor) : []), `timeout check ${secondsAsMs(field('timeout'), monitor.timeout)}`];
+}
+
+/**
+ * Server check options. PING is a TCP connect to the member: an ICMP ping needs HAProxy's
+ * external-check (a forked script per check), and a listening port proves the host is up.
+ * TLS-HELLO completes a TLS handshake (`check-ssl`), as Octavia does since the SSLv3-only
+ * `ssl-hello-chk` probe was dropped.
+ */
+function checkOptions(monitor: MonitorConfig, member: MemberConfig): string[] {
+  const field = (attribute: string) => at('healthmonitor', monitor.id, attribute);
+  const options = [
+    'check',
+    `inter ${secondsAsMs(field('delay'), monitor.delay, MIN_CHECK_INTERVAL_MS)}`,
+    `fall ${enc.integer(field('max_retries_down'), monitor.maxRetriesDown, 1, 10)}`,
+    `rise ${enc.integer(field('max_retries'), monitor.maxRetries, 1, 10)}`,
+  ];
+  if (monitor.type === 'HTTPS' || monitor.type === 'TLS-HELLO') options.push('check-ssl', 'verify none');
+  if (member.monitorAddress !== null) options.push(`addr ${enc.hostAddress(at('member', member.id, 'monitor_address'), member.monitorAddress)}`);
+  if (member.monitorPort !== null) options.push(`port ${enc.integer(at('member', member.id, 'monitor_port'), member.monitorPort, 1, 65535)}`);
+  return options;
+}
+
+const HAPROXY_TLS_VERSION: Readonly<Record<string, string>> = { SSLv3: 'SSLv3', TLSv1: 'TLSv1.0', 'TLSv1.1': 'TLSv1.1', 'TLSv1.2': 'TLSv1.2', 'TLSv1.3': 'TLSv1.3' };
+
+/**
+ * TLS to members with the API's pool defaults (the provider refuses other settings and
+ * certificate references, so there is no CA to verify against: `verify none`, as Octavia).
+ */
+function memberTlsOptions(): string[] {
+  const versions = TlsVersion.filter((v) => (PoolDefaults.tls_versions as readonly string[]).includes(v));
+  const suites = PoolDefaults.tls_ciphers.split(':');
+  return [
+    'ssl',
+    'verify none',
+    `ssl-min-ver ${HAPROXY_TLS_VERSION[versions[0]!]}`,
+    `ssl-max-ver ${HAPROXY_TLS_VERSION[versions[versions.length - 1]!]}`,
+    `ciphers ${suites.filter((s) => !s.startsWith('TLS_')).join(':')}`,
+    `ciphersuites ${suites.filter((s) => s.startsWith('TLS_')).join(':')}`,
+    `alpn ${PoolDefaults.alpn_protocols.join(',')}`,
+  ];
+}
+
+function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig | null): string {
+  const field = (attribute: string) => at('member', member.id, attribute);
+  const name = serverName(member.id);
+  const options = [`weight ${enc.integer(field('weight'), member.weight, 0, 256)}`];
+  if (member.backup) options.push('backup');
+  if (b.mode === 'http' && b.pool.sessionPersistence?.type === 'HTTP_COOKIE') options.push(`cookie ${name}`);
+  if (b.pool.protocol === 'PROXY') options.push('send-proxy');
+  if (b.pool.protocol === 'PROXYV2') options.push('send-proxy-v2');
+  if (b.pool.tlsEnabled) options.push(...memberTlsOptions());
+  if (monitor) options.push(...checkOptions(monitor, member));
+  if (!member.enabled) options.push('disabled');
+  return `server ${name} ${enc.socketAddress(field('address'), member.address, field('protocol_port'), member.port)} ${options.join(' ')}`;
+}
+
+function backendSection(b: BackendPlan): string[] {
+  const { pool, listener, mode } = b;
+  const timeout = (attribute: string, ms: number) => timeoutMs(at('listener', listener.id, attribute), ms);
+  const monitor = pool.monitor?.enabled ? pool.monitor : null;
+  assertUnique(at('pool', pool.id, 'member id'), pool.members.map((m) => m.id));
+  return [
+    `backend ${b.name}`,
+    `mode ${mode}`,
+    ...balanceLines(pool),
+    // With every primary down, spread over all backups rather than the first one only.
+    'option allbackups',
+    `timeout connect ${timeout('timeout_member_connect', listener.timeouts.memberConnect)}`,
+    `timeout server ${timeout('timeout_member_data', listener.timeouts.memberData)}`,
+    ...persistenceLines(pool, mode),
+    ...(mode === 'http' ? insertHeaderLines(listener) : []),
+    ...(monitor ? monitorLines(monitor, pool) : []),
+    ...pool.members.map((m) => serverLine(m, b, monitor)),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+
+/** A section: its header at column 0, its directives indented, a blank line after. */
+function format([header, ...directives]: readonly string[]): string {
+  return [header, ...directives.map((d) => `    ${d}`)].join('\n') + '\n';
+}
+
+export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, opts: RenderOptions): string {
+  const header = `# Load balancer ${enc.uuid('load balancer id', config.loadBalancerId)} on amphora ${enc.uuid('amphora id', config.amphoraId)}, rendered by Ostia\n`;
+  const frontends = planFrontends(config);
+  const vips = frontends.length ? bindAddresses(config) : [];
+  const sections = [
+    globalSection(paths, opts),
+    defaultsSection(),
+    ...frontends.map((f) => frontendSection(f, vips, opts)),
+    ...frontends.flatMap((f) => f.backends.map(backendSection)),
+  ];
+  return [header, ...sections.map(format)].join('\n');
+}

@@ -1,0 +1,126 @@
+/**
+ * Fixtures for the amphora tests: private directories, loopback addresses nobody else uses,
+ * small real HTTP backends that say who answered, and bounded polling.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentBootConfig } from '../compute/driver.js';
+import { CertificateAuthority } from '../pki/ca.js';
+
+export function tempDir(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), `ostia-${prefix}-`));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** A random 127.x.y.z address (all of 127/8 is local on Linux), so parallel tests never share a port. */
+export function loopbackAddress(): string {
+  const octet = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+  return `127.${octet(100, 199)}.${octet(0, 255)}.${octet(2, 254)}`;
+}
+
+/** A port for a listener HAProxy binds itself; its own random address makes a clash unlikely. */
+export function randomPort(): number {
+  return 20000 + Math.floor(Math.random() * 40000);
+}
+
+export interface Backend {
+  address: string;
+  port: number;
+  name: string;
+  close(): Promise<void>;
+}
+
+/** An HTTP server on `address` answering every request with its name. */
+export async function startBackend(name: string, address = loopbackAddress()): Promise<Backend> {
+  const server: Server = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(name);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, address, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    address,
+    port,
+    name,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** One GET on a new connection; network failures resolve as status 0. */
+export function httpGet(host: string, port: number, path = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path, agent: false, timeout: 3000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ status: 0, body: '' }));
+    req.end();
+  });
+}
+
+/** The bodies of `count` sequential GETs. */
+export async function collectBodies(host: string, port: number, count: number): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let i = 0; i < count; i++) bodies.push((await httpGet(host, port)).body);
+  return bodies;
+}
+
+/** Polls `probe` every `intervalMs` until it returns a truthy value; fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T> | T, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; attempt < Math.ceil(timeoutMs / intervalMs) + 1; attempt++) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+export interface PreparedAmphora {
+  /** The amphora's directory, holding agent.json, its certificate and the client CA. */
+  dir: string;
+  ca: CertificateAuthority;
+  boot: AgentBootConfig;
+}
+
+/**
+ * What the compute driver leaves for `ostia agent --dir`: a CA under `root/pki`, the agent's
+ * certificate for a fresh management address, and agent.json.
+ */
+export async function prepareAmphora(root: string, amphoraId: string, heartbeat: AgentBootConfig['heartbeat']): Promise<PreparedAmphora> {
+  const ca = await CertificateAuthority.open(join(root, 'pki'));
+  const dir = join(root, amphoraId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const managementAddress = loopbackAddress();
+  const issued = await ca.issueAmphoraCert(amphoraId, managementAddress, 1);
+  const boot: AgentBootConfig = {
+    amphoraId,
+    managementAddress,
+    agentPort: randomPort(),
+    certFile: join(dir, 'server.pem'),
+    keyFile: join(dir, 'server.key'),
+    clientCaFile: join(dir, 'client-ca.pem'),
+    heartbeat,
+    haproxyBinary: '/usr/sbin/haproxy',
+    maxconn: 1000,
+  };
+  writeFileSync(boot.certFile, issued.certPem, { mode: 0o600 });
+  writeFileSync(boot.keyFile, issued.keyPem, { mode: 0o600 });
+  writeFileSync(boot.clientCaFile, ca.clientCaPem, { mode: 0o600 });
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify(boot), { mode: 0o600 });
+  return { dir, ca, boot };
+}

@@ -1,0 +1,100 @@
+/**
+ * The health manager (`ostia health`, and inside `ostia up` when the amphora provider is
+ * enabled): receives heartbeats, keeps operating status and statistics current, and fails
+ * over amphorae that fall silent.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { JobSignal } from '../controller/signal.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import { HeartbeatReceiver, type ReceiverCounters } from './receiver.js';
+import { StaleDetector, type CheckOutcome } from './stale.js';
+import { loadHeartbeatKeys, writeHeartbeats } from './store.js';
+
+export interface HealthManagerDeps {
+  db: Db;
+  config: Config;
+  jobs: JobSignal;
+  providers: ProviderRegistry;
+  log: Logger;
+}
+
+export interface HealthCounters extends ReceiverCounters {
+  /** Reports that lacked an enabled listener, so did not count as a sign of life. */
+  incompleteReports: number;
+  failoversTriggered: number;
+}
+
+/** How often queued reports are written: well inside a heartbeat interval. */
+const FLUSH_FRACTION_OF_INTERVAL = 4;
+/** Amphorae whose reports may wait for one write; beyond that the oldest are dropped. */
+const MAX_PENDING_AMPHORAE = 10_000;
+
+export class HealthManager {
+  private readonly receiver: HeartbeatReceiver;
+  private readonly detector: StaleDetector;
+  private incompleteReports = 0;
+  private failoversTriggered = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: HealthManagerDeps) {
+    const { db, config, log } = deps;
+    const { healthListen, heartbeatIntervalMs, heartbeatTimeoutMs } = config.amphora;
+    this.receiver = new HeartbeatReceiver({
+      listen: healthListen,
+      maxSkewMs: heartbeatTimeoutMs,
+      flushMs: Math.max(10, Math.floor(heartbeatIntervalMs / FLUSH_FRACTION_OF_INTERVAL)),
+      maxPending: MAX_PENDING_AMPHORAE,
+      loadKeys: (ids) => loadHeartbeatKeys(db, ids),
+      write: async (batch) => {
+        this.incompleteReports += (await writeHeartbeats(db, batch)).incomplete.length;
+      },
+      log,
+    });
+    this.detector = new StaleDetector({
+      db,
+      jobs: deps.jobs,
+      providers: deps.providers,
+      log,
+      timeoutMs: heartbeatTimeoutMs,
+      maxConcurrentFailovers: config.amphora.maxConcurrentFailovers,
+      circuitBreakerFraction: config.amphora.failoverCircuitBreakerFraction,
+      receiverHealthy: () => this.receiver.healthySince(heartbeatTimeoutMs),
+    });
+  }
+
+  /** Binds the heartbeat socket and starts checking for silent amphorae; returns where it listens. */
+  async start(): Promise<{ address: string; port: number }> {
+    const bound = await this.receiver.start();
+    this.timer = setInterval(() => {
+      this.checking = this.checking.then(() => this.check());
+    }, this.deps.config.amphora.heartbeatIntervalMs);
+    this.deps.log.info({ listen: `${bound.address}:${bound.port}` }, 'health manager receiving heartbeats');
+    return bound;
+  }
+
+  counters(): HealthCounters {
+    return { ...this.receiver.counters, incompleteReports: this.incompleteReports, failoversTriggered: this.failoversTriggered };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.checking;
+    await this.receiver.close();
+  }
+
+  private async check(): Promise<void> {
+    let outcome: CheckOutcome;
+    try {
+      outcome = await this.detector.check();
+    } catch (err) {
+      this.deps.log.error({ err }, 'stale amphora check failed; waiting a full heartbeat timeout before failing anything over');
+      this.detector.restartGrace();
+      return;
+    }
+    if (outcome.kind === 'checked') this.failoversTriggered += outcome.triggered.length;
+    if (outcome.kind === 'receiver-degraded') this.deps.log.warn({ counters: this.counters() }, 'heartbeats were dropped or not written recently: no failover until that clears');
+  }
+}

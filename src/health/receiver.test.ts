@@ -1,0 +1,217 @@
+/**
+ * The health manager on a real UDP socket: signed datagrams from encodeHeartbeat (the
+ * amphora's own sender code), real SQLite, the API reading what it wrote.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { startHarness, readerA, type Harness } from '../../test/support/harness.js';
+import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from '../../test/support/seed-rows.js';
+import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
+import { MEMBER_SUBNET_ID } from '../config.js';
+import type { Heartbeat } from '../domain/amphora-config.js';
+import { encodeHeartbeat } from '../amphora/heartbeat.js';
+import { HealthManager } from './index.js';
+import { HeartbeatReceiver, parseHostPort, type AcceptedHeartbeat, type KeyEntry } from './receiver.js';
+
+const silent = pino({ level: 'silent' });
+
+async function send(port: number, datagram: Buffer): Promise<void> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => socket.send(datagram, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
+  socket.close();
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T> | T, ok: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const v = await probe();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after 5 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+interface World {
+  h: Harness;
+  manager: HealthManager;
+  port: number;
+  lb: SeededLb;
+  listenerId: string;
+  poolId: string;
+  memberIds: string[];
+}
+
+/** An ACTIVE LB with one listener, one pool and two members, and a health manager on a free port. */
+async function world(t: { after(fn: () => Promise<void>): void }): Promise<World> {
+  const h = await startHarness({ amphora: { healthListen: '127.0.0.1:0', heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3000 } });
+  const manager = new HealthManager({ db: h.runtime.db, config: h.config, jobs: h.runtime.deps.jobs, providers: h.runtime.deps.providers, log: silent });
+  t.after(async () => {
+    await manager.close();
+    await h.close();
+  });
+  const { port } = await manager.start();
+  const lb = await activeLoadBalancer(h);
+  const poolId = await seedPool(h, lb, 'HTTP');
+  const listenerId = await seedListener(h, lb, 'HTTP', 80, poolId);
+  const memberIds: string[] = [];
+  for (const address of ['127.32.0.11', '127.32.0.12']) {
+    const r = await h.request('POST', `/v2/lbaas/pools/${poolId}/members`, { body: { member: { address, protocol_port: 8080, subnet_id: MEMBER_SUBNET_ID } } });
+    assert.equal(r.statusCode, 201, r.body);
+    memberIds.push(r.json().member.id);
+    await h.settled(lb.id);
+  }
+  return { h, manager, port, lb, listenerId, poolId, memberIds };
+}
+
+const traffic = { bytesIn: 100, bytesOut: 2000, activeConnections: 3, totalConnections: 5, requestErrors: 1 };
+
+function report(w: World, amphoraId: string, seq: number, patch: Partial<Heartbeat> = {}): Heartbeat {
+  return {
+    amphoraId,
+    seq,
+    sentAt: Date.now(),
+    configVersion: 0,
+    listeners: { [w.listenerId]: { status: 'OPEN', stats: traffic } },
+    pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'DOWN' } } },
+    ...patch,
+  };
+}
+
+const operating = async (h: Harness, table: 'load_balancer' | 'listener' | 'pool' | 'member', id: string) =>
+  (await h.runtime.db.kysely.selectFrom(table).select('operating_status').where('id', '=', id).executeTakeFirstOrThrow()).operating_status;
+
+test('a signed heartbeat updates liveness, operating statuses and statistics; the API serves them', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_at: null });
+  const before = Date.now();
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  const row = await eventually('amphora liveness', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
+  assert.ok(row!.last_heartbeat_at! >= before);
+
+  assert.equal(await operating(w.h, 'member', w.memberIds[0]!), 'ONLINE');
+  assert.equal(await operating(w.h, 'member', w.memberIds[1]!), 'ERROR');
+  assert.equal(await operating(w.h, 'pool', w.poolId), 'DEGRADED');
+  assert.equal(await operating(w.h, 'listener', w.listenerId), 'ONLINE');
+  assert.equal(await operating(w.h, 'load_balancer', w.lb.id), 'DEGRADED');
+  const tree = (await w.h.request('GET', `/v2/lbaas/loadbalancers/${w.lb.id}/status`, { as: readerA })).json().statuses.loadbalancer;
+  assert.equal(tree.operating_status, 'DEGRADED');
+  assert.equal(tree.listeners[0].pools[0].members.find((m: { id: string }) => m.id === w.memberIds[1]).operating_status, 'ERROR');
+
+  // The next report: counters add up, active connections are the newest figure, statuses recover.
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 2, { pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'UP' } } }, listeners: { [w.listenerId]: { status: 'OPEN', stats: { ...traffic, activeConnections: 7 } } } }), amp.heartbeat_key!));
+  await eventually('second report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 2);
+  const stats = (await w.h.request('GET', `/v2/lbaas/listeners/${w.listenerId}/stats`, { as: readerA })).json();
+  assert.deepEqual(stats, { stats: { bytes_in: 200, bytes_out: 4000, active_connections: 7, total_connections: 10, request_errors: 2 } });
+  assert.deepEqual((await w.h.request('GET', `/v2/lbaas/loadbalancers/${w.lb.id}/stats`, { as: readerA })).json(), stats);
+  assert.equal(await operating(w.h, 'load_balancer', w.lb.id), 'ONLINE');
+  assert.equal(await operating(w.h, 'pool', w.poolId), 'ONLINE');
+  assert.deepEqual(w.manager.counters(), { ...w.manager.counters(), received: 2, accepted: 2, rejected: 0, replayed: 0, stale: 0, unknownAmphora: 0 });
+});
+
+test('replays, stale or future-dated reports, wrong keys and unknown amphorae are dropped and counted', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id);
+  const first = encodeHeartbeat(report(w, amp.id, 10), amp.heartbeat_key!);
+  await send(w.port, first);
+  await eventually('first report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 10);
+
+  await send(w.port, first); // the same datagram again
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 9), amp.heartbeat_key!)); // an older sequence
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 11, { sentAt: Date.now() - 60_000 }), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 12, { sentAt: Date.now() + 60_000 }), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 13), randomBytes(32).toString('hex'))); // signed by another key
+  await send(w.port, Buffer.from('not a heartbeat'));
+  await send(w.port, encodeHeartbeat(report(w, randomUUID(), 1), randomBytes(32).toString('hex')));
+  const counters = await eventually('counters', () => w.manager.counters(), (c) => c.received === 8);
+  assert.deepEqual(
+    { accepted: counters.accepted, replayed: counters.replayed, stale: counters.stale, rejected: counters.rejected },
+    { accepted: 1, replayed: 2, stale: 2, rejected: 2 },
+  );
+  await eventually('unknown amphora', () => w.manager.counters().unknownAmphora, (n) => n === 1);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 10, 'nothing dropped reached the database');
+  // A fresh sequence number from the right key is accepted again.
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 14), amp.heartbeat_key!));
+  await eventually('accepted again', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 14);
+});
+
+test('sequence numbers survive the health manager: a restarted receiver still refuses old ones', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_seq: 500 });
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 400), amp.heartbeat_key!));
+  await eventually('replay counted', () => w.manager.counters().replayed, (n) => n === 1);
+  assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 500);
+});
+
+test('a FAILOVER_STOPPED amphora whose heartbeats resume is ALLOCATED again', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id, { status: 'FAILOVER_STOPPED', status_reason: 'failover suspended by the circuit breaker: …', last_heartbeat_at: 1 });
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  const row = await eventually('back to ALLOCATED', () => amphoraRow(w.h, amp.id), (r) => r?.status === 'ALLOCATED');
+  assert.equal(row!.status_reason, null);
+  assert.ok(row!.last_heartbeat_at! > 1);
+});
+
+test('a report missing an enabled listener marks it ERROR and does not count as a sign of life', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_at: 1 });
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1, { listeners: {} }), amp.heartbeat_key!));
+  const row = await eventually('sequence recorded', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
+  assert.equal(row!.last_heartbeat_at, 1);
+  assert.equal(await operating(w.h, 'listener', w.listenerId), 'ERROR');
+  assert.equal(w.manager.counters().incompleteReports, 1);
+});
+
+test('a DELETED amphora proves nothing: its reports change no row', async (t) => {
+  const w = await world(t);
+  const amp = await insertAmphora(w.h, w.lb.id, { status: 'DELETED', last_heartbeat_at: 1 });
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  await eventually('unknown', () => w.manager.counters().unknownAmphora, (n) => n === 1);
+  assert.deepEqual([(await amphoraRow(w.h, amp.id))!.last_heartbeat_at, await operating(w.h, 'member', w.memberIds[1]!)], [1, 'NO_MONITOR']);
+});
+
+test('a slow database never blocks the socket: the queue keeps the newest reports and counts what it drops', async () => {
+  const keys = new Map<string, KeyEntry>([...Array(3)].map(() => [randomUUID(), { key: randomBytes(32).toString('hex'), lastSeq: -1 }]));
+  let release!: () => void;
+  const blocked = new Promise<void>((r) => (release = r));
+  const written: AcceptedHeartbeat[][] = [];
+  const receiver = new HeartbeatReceiver({
+    listen: '127.0.0.1:0',
+    maxSkewMs: 3000,
+    flushMs: 10,
+    maxPending: 2,
+    loadKeys: async (ids) => new Map(ids.filter((id) => keys.has(id)).map((id) => [id, keys.get(id)!])),
+    write: async (batch) => {
+      written.push(batch);
+      if (written.length === 1) await blocked;
+    },
+    log: silent,
+  });
+  const { port } = await receiver.start();
+  try {
+    const [a, b, c] = [...keys.keys()];
+    const hb = (id: string, seq: number): Heartbeat => ({ amphoraId: id, seq, sentAt: Date.now(), configVersion: 0, listeners: { l: { status: 'OPEN', stats: traffic } }, pools: {} });
+    await send(port, encodeHeartbeat(hb(a!, 1), keys.get(a!)!.key));
+    await eventually('first write started', () => written.length, (n) => n === 1);
+    // The write is stuck: these queue up; a third amphora pushes the oldest out.
+    for (const [id, seq] of [[b!, 1], [b!, 2], [c!, 1], [a!, 2]] as const) await send(port, encodeHeartbeat(hb(id, seq), keys.get(id)!.key));
+    await eventually('all received', () => receiver.counters.accepted, (n) => n === 5);
+    assert.equal(receiver.counters.overflowDropped, 1);
+    assert.equal(receiver.healthySince(3000), false, 'the stale detector must hold back');
+    release();
+    await eventually('second write', () => written.length, (n) => n === 2);
+    assert.deepEqual(written[1]!.map((x) => [x.heartbeat.amphoraId, x.heartbeat.seq]), [[c, 1], [a, 2]]);
+  } finally {
+    release();
+    await receiver.close();
+  }
+});
+
+test('healthListen is host:port, IPv6 in brackets', () => {
+  assert.deepEqual(parseHostPort('127.0.0.1:5555'), { host: '127.0.0.1', port: 5555 });
+  assert.deepEqual(parseHostPort('[::1]:0'), { host: '::1', port: 0 });
+  assert.throws(() => parseHostPort('localhost'), /amphora.healthListen must be host:port, got 'localhost'/);
+});

@@ -1,0 +1,202 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { startHarness, type Harness } from '../../test/support/harness.js';
+import { activeLoadBalancer } from '../../test/support/seed-rows.js';
+import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
+import { timestamp } from '../domain/time.js';
+import { StaleDetector, type StaleDetectorOptions } from './stale.js';
+
+const TIMEOUT = 3000;
+
+interface Setup {
+  h: Harness;
+  clock: { now: number };
+  detector(opts?: Partial<StaleDetectorOptions>): StaleDetector;
+  failoverJobs(): Promise<Array<{ load_balancer_id: string; amphora_id: string; state: string; id: string }>>;
+  lbStatus(id: string): Promise<string | undefined>;
+}
+
+/** A harness whose worker is stopped, so the failover jobs the detector enqueues stay visible. */
+async function setup(t: { after(fn: () => Promise<void>): void }): Promise<Setup> {
+  const h = await startHarness();
+  t.after(() => h.close());
+  const clock = { now: Date.now() };
+  return {
+    h,
+    clock,
+    detector: (opts = {}) =>
+      new StaleDetector({
+        db: h.runtime.db,
+        jobs: h.runtime.deps.jobs,
+        providers: h.runtime.deps.providers,
+        log: pino({ level: 'silent' }),
+        timeoutMs: TIMEOUT,
+        maxConcurrentFailovers: 2,
+        circuitBreakerFraction: 0.5,
+        now: () => clock.now,
+        ...opts,
+      }),
+    async failoverJobs() {
+      const rows = await h.runtime.db.kysely.selectFrom('job').select(['id', 'load_balancer_id', 'payload', 'state']).where('operation', '=', 'amphora.failover').orderBy('created_at').execute();
+      return rows.map((r) => ({ id: r.id, load_balancer_id: r.load_balancer_id, state: r.state, amphora_id: (JSON.parse(r.payload) as { amphora_id: string }).amphora_id }));
+    },
+    async lbStatus(id) {
+      return (await h.runtime.db.kysely.selectFrom('load_balancer').select('provisioning_status').where('id', '=', id).executeTakeFirst())?.provisioning_status;
+    },
+  };
+}
+
+/** LBs settled ACTIVE by the worker, which is then stopped. */
+async function loadBalancers(s: Setup, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await activeLoadBalancer(s.h)).id);
+  await s.h.runtime.worker!.close();
+  return ids;
+}
+
+test('nothing happens during the first heartbeat timeout after start', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 60_000 });
+  const detector = s.detector();
+  s.clock.now += TIMEOUT - 1;
+  assert.deepEqual(await detector.check(), { kind: 'grace' });
+  assert.deepEqual(await s.failoverJobs(), []);
+  s.clock.now += 1;
+  assert.equal((await detector.check()).kind, 'checked');
+  assert.equal((await s.failoverJobs()).length, 1);
+});
+
+test('a silent amphora is failed over: LB PENDING_UPDATE, one amphora.failover job, the reason recorded', async (t) => {
+  const s = await setup(t);
+  const [lb, other] = await loadBalancers(s, 2);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const silent = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - TIMEOUT - 500 });
+  const fresh = await insertAmphora(s.h, other!, { last_heartbeat_at: s.clock.now - 100 });
+  const outcome = await detector.check();
+  assert.deepEqual(outcome, { kind: 'checked', silent: [silent.id], triggered: [silent.id] });
+  assert.deepEqual((await s.failoverJobs()).map((j) => [j.load_balancer_id, j.amphora_id, j.state]), [[lb, silent.id, 'queued']]);
+  assert.equal(await s.lbStatus(lb!), 'PENDING_UPDATE');
+  assert.equal(await s.lbStatus(other!), 'ACTIVE');
+  assert.equal((await amphoraRow(s.h, silent.id))!.status_reason, 'no heartbeat for 3.5 s');
+  assert.equal((await amphoraRow(s.h, fresh.id))!.status_reason, null);
+  // Its LB is now pending: the next run does not fail it over twice.
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [silent.id], triggered: [] });
+  assert.equal((await s.failoverJobs()).length, 1);
+});
+
+test('an amphora never heard from is stale once it has been what it is for a timeout', async (t) => {
+  const s = await setup(t);
+  const [old, recent] = await loadBalancers(s, 2);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const silent = await insertAmphora(s.h, old!, { last_heartbeat_at: null, created_at: timestamp(new Date(s.clock.now - 60_000)) });
+  await insertAmphora(s.h, recent!, { last_heartbeat_at: null, created_at: timestamp(new Date(s.clock.now - 60_000)), updated_at: timestamp(new Date(s.clock.now)) });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [silent.id], triggered: [silent.id] });
+  assert.equal((await amphoraRow(s.h, silent.id))!.status_reason, 'no heartbeat ever received');
+});
+
+test('circuit breaker: when more than the fraction is silent, they are FAILOVER_STOPPED and nothing is failed over', async (t) => {
+  const s = await setup(t);
+  const lbs = await loadBalancers(s, 4);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const silent = [];
+  for (const lb of lbs.slice(0, 3)) silent.push(await insertAmphora(s.h, lb, { last_heartbeat_at: s.clock.now - 10_000 }));
+  const alive = await insertAmphora(s.h, lbs[3]!, { last_heartbeat_at: s.clock.now });
+  const outcome = await detector.check();
+  assert.equal(outcome.kind, 'circuit-open');
+  assert.deepEqual(outcome.kind === 'circuit-open' && [outcome.silent.length, outcome.total], [3, 4]);
+  assert.deepEqual(await s.failoverJobs(), []);
+  for (const a of silent) {
+    const row = (await amphoraRow(s.h, a.id))!;
+    assert.equal(row.status, 'FAILOVER_STOPPED');
+    assert.equal(row.status_reason, 'failover suspended by the circuit breaker: 3 of 4 amphorae are silent (more than 50%)');
+  }
+  assert.equal((await amphoraRow(s.h, alive.id))!.status, 'ALLOCATED');
+  for (const lb of lbs) assert.equal(await s.lbStatus(lb), 'ACTIVE');
+
+  // Two come back (the receiver flips them to ALLOCATED): 1 of 4 is below the fraction, and it is failed over.
+  for (const a of silent.slice(0, 2))
+    await s.h.runtime.db.kysely.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, last_heartbeat_at: s.clock.now }).where('id', '=', a.id).execute();
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [silent[2]!.id], triggered: [silent[2]!.id] });
+});
+
+test('a single silent amphora never opens the circuit, even when it is the only one', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const only = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [only.id], triggered: [only.id] });
+});
+
+test('never more than maxConcurrentFailovers queued or running at once', async (t) => {
+  const s = await setup(t);
+  const lbs = await loadBalancers(s, 8);
+  const detector = s.detector({ maxConcurrentFailovers: 2 });
+  s.clock.now += TIMEOUT;
+  const silent = [];
+  for (const lb of lbs.slice(0, 3)) silent.push(await insertAmphora(s.h, lb, { last_heartbeat_at: s.clock.now - 10_000 - silent.length }));
+  for (const lb of lbs.slice(3)) await insertAmphora(s.h, lb, { last_heartbeat_at: s.clock.now });
+
+  const first = await detector.check();
+  assert.equal(first.kind === 'checked' && first.triggered.length, 2);
+  // The most silent first.
+  assert.deepEqual(first.kind === 'checked' && first.triggered, [silent[2]!.id, silent[1]!.id]);
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: silent.map((a) => a.id).reverse(), triggered: [] });
+
+  const [done] = await s.failoverJobs();
+  await s.h.runtime.db.kysely.updateTable('job').set({ state: 'done' }).where('id', '=', done!.id).execute();
+  const third = await detector.check();
+  assert.deepEqual(third.kind === 'checked' && third.triggered, [silent[0]!.id]);
+  assert.equal((await s.failoverJobs()).filter((j) => j.state === 'queued').length, 2);
+});
+
+test('amphorae in ERROR are failed over too, with a growing back-off between attempts', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const broken = await insertAmphora(s.h, lb!, { status: 'ERROR', last_heartbeat_at: s.clock.now });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [broken.id] });
+  assert.equal((await amphoraRow(s.h, broken.id))!.status_reason, 'failover of an amphora in ERROR');
+
+  // The failover failed: LB ERROR, the job failed. Not retried before the back-off (2 × timeout) is over.
+  await s.h.runtime.db.kysely.updateTable('job').set({ state: 'failed' }).execute();
+  await s.h.runtime.db.kysely.updateTable('load_balancer').set({ provisioning_status: 'ERROR' }).where('id', '=', lb!).execute();
+  s.clock.now += 2 * TIMEOUT - 1;
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [] });
+  s.clock.now += 1;
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [broken.id] });
+  assert.equal(await s.lbStatus(lb!), 'PENDING_UPDATE', 'an LB in ERROR may be failed over');
+});
+
+test('two health managers racing: the LB lock lets exactly one enqueue', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const [a, b] = [s.detector(), s.detector()];
+  s.clock.now += TIMEOUT;
+  const silent = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  const outcomes = await Promise.all([a.check(), b.check()]);
+  assert.deepEqual(outcomes.flatMap((o) => (o.kind === 'checked' ? o.triggered : [])), [silent.id]);
+  assert.equal((await s.failoverJobs()).length, 1);
+});
+
+test('no failover while our own heartbeat pipeline is losing reports; a lost database restarts the grace period', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  let healthy = false;
+  const detector = s.detector({ receiverHealthy: () => healthy });
+  s.clock.now += TIMEOUT;
+  await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  assert.deepEqual(await detector.check(), { kind: 'receiver-degraded' });
+  healthy = true;
+  detector.restartGrace();
+  assert.deepEqual(await detector.check(), { kind: 'grace' });
+  s.clock.now += TIMEOUT;
+  assert.equal((await detector.check()).kind, 'checked');
+  assert.equal((await s.failoverJobs()).length, 1);
+});

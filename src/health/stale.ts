@@ -1,0 +1,159 @@
+/**
+ * Stale detection: amphorae silent for longer than the heartbeat timeout (and amphorae in
+ * ERROR) are failed over through the same job the admin API enqueues. Storm protection:
+ * nothing during the first timeout after start (heartbeats have not had a chance yet); a
+ * circuit breaker when too large a share is silent at once (the fault is then in the network
+ * or in us, and rebuilding everything would make it worse); a cap on failovers in flight;
+ * and nothing while our own heartbeat pipeline is dropping reports.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { JobSignal } from '../controller/signal.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import { enqueue } from '../controller/jobs.js';
+import { lockLoadBalancer } from '../api/locks.js';
+import { ApiError, apiError } from '../domain/errors.js';
+import { timestamp } from '../domain/time.js';
+
+export interface StaleDetectorOptions {
+  db: Db;
+  jobs: JobSignal;
+  providers: ProviderRegistry;
+  log: Logger;
+  timeoutMs: number;
+  maxConcurrentFailovers: number;
+  circuitBreakerFraction: number;
+  /** False while heartbeats may have been lost on our side (queue overflow, failed writes). */
+  receiverHealthy?: () => boolean;
+  now?: () => number;
+}
+
+export type CheckOutcome =
+  | { kind: 'grace' }
+  | { kind: 'receiver-degraded' }
+  | { kind: 'circuit-open'; silent: string[]; total: number }
+  | { kind: 'checked'; silent: string[]; triggered: string[] };
+
+interface Candidate {
+  id: string;
+  load_balancer_id: string;
+  status: string;
+  reason: string;
+}
+
+const WATCHED = ['ALLOCATED', 'FAILOVER_STOPPED'];
+/** An ERROR amphora whose failover failed is retried later and later, up to this far apart. */
+const MAX_ERROR_BACKOFF_MS = 10 * 60_000;
+
+export class StaleDetector {
+  private readonly now: () => number;
+  private graceFrom: number;
+  private readonly errorRetries = new Map<string, { attempts: number; notBefore: number }>();
+
+  constructor(private readonly opts: StaleDetectorOptions) {
+    this.now = opts.now ?? Date.now;
+    this.graceFrom = this.now();
+  }
+
+  /** After losing the database we have not been recording heartbeats: wait a full timeout again. */
+  restartGrace(): void {
+    this.graceFrom = this.now();
+  }
+
+  async check(): Promise<CheckOutcome> {
+    const { db, timeoutMs } = this.opts;
+    const now = this.now();
+    if (now - this.graceFrom < timeoutMs) return { kind: 'grace' };
+    if (this.opts.receiverHealthy && !this.opts.receiverHealthy()) return { kind: 'receiver-degraded' };
+    const cutoff = now - timeoutMs;
+    const watched = db.kysely.selectFrom('amphora').where('load_balancer_id', 'is not', null).where('status', 'in', WATCHED);
+    const total = Number((await watched.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+    const silent = await watched
+      .select(['id', 'load_balancer_id', 'status', 'last_heartbeat_at'])
+      .where((eb) =>
+        eb.or([
+          eb('last_heartbeat_at', '<', cutoff),
+          // Never heard from: counted from when it became what it is now.
+          eb.and([eb('last_heartbeat_at', 'is', null), eb(eb.fn.coalesce('updated_at', 'created_at'), '<', timestamp(new Date(cutoff)))]),
+        ]),
+      )
+      .orderBy('last_heartbeat_at')
+      .execute();
+    const silentIds = silent.map((a) => a.id);
+
+    if (silent.length > 1 && silent.length / total > this.opts.circuitBreakerFraction) {
+      await this.openCircuit(silentIds, total);
+      return { kind: 'circuit-open', silent: silentIds, total };
+    }
+
+    const errored = await db.kysely.selectFrom('amphora').select(['id', 'load_balancer_id', 'status']).where('load_balancer_id', 'is not', null).where('status', '=', 'ERROR').execute();
+    const candidates: Candidate[] = [
+      ...silent.map((a) => ({ ...a, load_balancer_id: a.load_balancer_id!, reason: silenceReason(a.last_heartbeat_at, now) })),
+      ...errored.filter((a) => (this.errorRetries.get(a.id)?.notBefore ?? 0) <= now).map((a) => ({ ...a, load_balancer_id: a.load_balancer_id!, reason: 'failover of an amphora in ERROR' })),
+    ];
+    const triggered: string[] = [];
+    let slots = this.opts.maxConcurrentFailovers - (await this.failoversInFlight());
+    for (const candidate of candidates) {
+      if (slots <= 0) break;
+      if (!(await this.trigger(candidate))) continue;
+      slots--;
+      triggered.push(candidate.id);
+      if (candidate.status === 'ERROR') this.backOff(candidate.id, now);
+    }
+    for (const id of this.errorRetries.keys()) if (!errored.some((a) => a.id === id)) this.errorRetries.delete(id);
+    if (triggered.length) this.opts.jobs.notify();
+    return { kind: 'checked', silent: silentIds, triggered };
+  }
+
+  private async openCircuit(ids: string[], total: number): Promise<void> {
+    const share = Math.round(this.opts.circuitBreakerFraction * 100);
+    const reason = `failover suspended by the circuit breaker: ${ids.length} of ${total} amphorae are silent (more than ${share}%)`;
+    await this.opts.db.kysely.updateTable('amphora').set({ status: 'FAILOVER_STOPPED', status_reason: reason, updated_at: timestamp() }).where('id', 'in', ids).where('status', '=', 'ALLOCATED').execute();
+    this.opts.log.warn({ silent: ids.length, total }, reason);
+  }
+
+  private async failoversInFlight(): Promise<number> {
+    const row = await this.opts.db.kysely
+      .selectFrom('job')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('operation', '=', 'amphora.failover')
+      .where('state', 'in', ['queued', 'running'])
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Locks the load balancer (ACTIVE or ERROR → PENDING_UPDATE) and enqueues the failover in
+   * one transaction. The lock is the claim: of several health managers, one wins; the others
+   * find the LB pending and move on, as they do when another operation is in flight.
+   */
+  private async trigger(amp: Candidate): Promise<boolean> {
+    const { db, providers, log } = this.opts;
+    const lb = await db.kysely.selectFrom('load_balancer').select(['id', 'provider']).where('id', '=', amp.load_balancer_id).executeTakeFirst();
+    if (!lb) return false;
+    try {
+      providers.forLoadBalancer(lb.provider).checks.operation?.('amphora.failover');
+      await db.kysely.transaction().execute(async (trx) => {
+        await lockLoadBalancer(trx, lb.id, ['ACTIVE', 'ERROR'], 'PENDING_UPDATE');
+        const still = await trx.updateTable('amphora').set({ status_reason: amp.reason }).where('id', '=', amp.id).where('status', '=', amp.status).executeTakeFirst();
+        if (Number(still.numUpdatedRows) !== 1) throw apiError('CONFLICT', `amphora ${amp.id} changed meanwhile`);
+        await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id } });
+      });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      log.debug({ amphora: amp.id, lb: lb.id, reason: e.message }, 'failover not triggered');
+      return false;
+    }
+    log.warn({ amphora: amp.id, lb: lb.id, reason: amp.reason }, 'amphora failover triggered');
+    return true;
+  }
+
+  private backOff(id: string, now: number): void {
+    const attempts = (this.errorRetries.get(id)?.attempts ?? 0) + 1;
+    this.errorRetries.set(id, { attempts, notBefore: now + Math.min(MAX_ERROR_BACKOFF_MS, this.opts.timeoutMs * 2 ** attempts) });
+  }
+}
+
+function silenceReason(lastHeartbeatAt: number | null, now: number): string {
+  return lastHeartbeatAt === null ? 'no heartbeat ever received' : `no heartbeat for ${((now - lastHeartbeatAt) / 1000).toFixed(1)} s`;
+}

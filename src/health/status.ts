@@ -1,0 +1,183 @@
+/**
+ * Operating status from an amphora's heartbeat, as Octavia's health manager derives it
+ * (octavia-internals §3.2, octavia-api §5.1): a pure function over the stored tree and the
+ * report, plus a thin writer that touches only the rows whose status changed.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Heartbeat } from '../domain/amphora-config.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+interface Row {
+  id: string;
+  admin_state_up: number;
+  provisioning_status: string;
+  operating_status: string;
+}
+
+export interface ObservedTree {
+  lb: Row & { config_version: number };
+  listeners: Row[];
+  pools: Row[];
+  members: Array<Row & { pool_id: string }>;
+}
+
+export type StatusTable = 'load_balancer' | 'listener' | 'pool' | 'member';
+
+export interface StatusChange {
+  table: StatusTable;
+  id: string;
+  operating_status: string;
+}
+
+export interface Derivation {
+  changes: StatusChange[];
+  /**
+   * False when the amphora's configuration is current but an enabled listener is missing
+   * from its report (HAProxy is not serving it): its heartbeat then does not count as a
+   * sign of life, so a broken data plane is eventually failed over.
+   */
+  listenersComplete: boolean;
+}
+
+/** Higher is worse: when several reports or children disagree, the worst wins. */
+const severity: Record<string, number> = { ONLINE: 0, NO_MONITOR: 1, DRAINING: 2, DEGRADED: 3, OFFLINE: 4, ERROR: 5 };
+const worst = (a: string, b: string): string => ((severity[b] ?? 0) > (severity[a] ?? 0) ? b : a);
+
+const pending = (row: { provisioning_status: string }) => row.provisioning_status.startsWith('PENDING_');
+
+/** HAProxy's server states (`show stat` status column) as API member operating statuses. */
+export function memberStatus(reported: string): string | undefined {
+  const s = reported.trim().toUpperCase();
+  if (s === 'NO CHECK') return 'NO_MONITOR';
+  if (s.startsWith('UP')) return 'ONLINE';
+  if (s.startsWith('DOWN')) return 'ERROR';
+  if (s.startsWith('DRAIN') || s === 'NOLB') return 'DRAINING';
+  if (s.startsWith('MAINT')) return 'OFFLINE';
+  return undefined;
+}
+
+interface PoolReport {
+  status: string;
+  members: Map<string, string>;
+}
+
+/**
+ * Backends are reported per pool id, or per `<pool>:<listener>` when a pool serves several
+ * listeners (Octavia's format): one view per pool, the worst of its reports.
+ */
+function poolReports(hb: Heartbeat): Map<string, PoolReport> {
+  const out = new Map<string, PoolReport>();
+  for (const [key, report] of Object.entries(hb.pools)) {
+    const poolId = key.split(':')[0]!;
+    const seen = out.get(poolId) ?? { status: 'UP', members: new Map<string, string>() };
+    if (report.status.trim().toUpperCase() !== 'UP') seen.status = report.status.trim().toUpperCase();
+    for (const [memberId, state] of Object.entries(report.members)) {
+      const derived = memberStatus(state);
+      if (derived) seen.members.set(memberId, worst(seen.members.get(memberId) ?? derived, derived));
+    }
+    out.set(poolId, seen);
+  }
+  return out;
+}
+
+export function deriveStatuses(tree: ObservedTree, hb: Heartbeat): Derivation {
+  const { lb } = tree;
+  // Absence means something only when the amphora runs the newest config of a settled, enabled LB.
+  const judgeAbsence = !pending(lb) && lb.admin_state_up === 1 && hb.configVersion >= lb.config_version;
+  const derived: StatusChange[] = [];
+  let lbStatus = 'ONLINE';
+
+  let listenersComplete = true;
+  for (const l of tree.listeners) {
+    const report = hb.listeners[l.id];
+    let status: string | undefined;
+    if (l.admin_state_up !== 1) status = 'OFFLINE';
+    else if (report?.status === 'OPEN') status = 'ONLINE';
+    else if (report?.status === 'FULL') {
+      status = 'DEGRADED';
+      lbStatus = worst(lbStatus, 'DEGRADED');
+    } else if (!report && judgeAbsence && !pending(l)) {
+      status = 'ERROR';
+      listenersComplete = false;
+    }
+    if (status) derived.push({ table: 'listener', id: l.id, operating_status: status });
+  }
+
+  const pools = poolReports(hb);
+  for (const p of tree.pools) {
+    const report = pools.get(p.id);
+    let status: string | undefined;
+    if (p.admin_state_up !== 1) status = 'OFFLINE';
+    else if (report?.status === 'UP') status = 'ONLINE';
+    else if (report) {
+      status = 'ERROR';
+      lbStatus = worst(lbStatus, 'ERROR');
+    } else if (judgeAbsence) status = 'OFFLINE';
+    for (const m of tree.members.filter((x) => x.pool_id === p.id)) {
+      const memberStatus = memberOperatingStatus(m, report, judgeAbsence);
+      if (!memberStatus) continue;
+      derived.push({ table: 'member', id: m.id, operating_status: memberStatus });
+      if (memberStatus === 'ERROR' && status === 'ONLINE') status = 'DEGRADED';
+    }
+    if (status === 'DEGRADED') lbStatus = worst(lbStatus, 'DEGRADED');
+    if (status) derived.push({ table: 'pool', id: p.id, operating_status: status });
+  }
+
+  derived.push({ table: 'load_balancer', id: lb.id, operating_status: lb.admin_state_up === 1 ? lbStatus : 'OFFLINE' });
+  return { changes: onlyChanges(tree, derived), listenersComplete };
+}
+
+function memberOperatingStatus(m: Row, report: PoolReport | undefined, judgeAbsence: boolean): string | undefined {
+  if (m.admin_state_up !== 1) return 'OFFLINE';
+  const reported = report?.members.get(m.id);
+  if (reported) return reported;
+  // A member HAProxy does not report is not being served; one never checked stays NO_MONITOR.
+  if ((report || judgeAbsence) && m.operating_status !== 'NO_MONITOR') return 'OFFLINE';
+  return undefined;
+}
+
+/** Objects in PENDING_* have an operation in flight that will settle them: leave them be. */
+function onlyChanges(tree: ObservedTree, derived: StatusChange[]): StatusChange[] {
+  const rows = new Map<string, Row>([[tree.lb.id, tree.lb], ...[...tree.listeners, ...tree.pools, ...tree.members].map((r) => [r.id, r] as const)]);
+  return derived.filter((c) => {
+    const row = rows.get(c.id)!;
+    return !pending(row) && row.operating_status !== c.operating_status;
+  });
+}
+
+/** The trees of several load balancers, in four queries whatever their number. */
+export async function loadTrees(db: Q, lbIds: readonly string[]): Promise<Map<string, ObservedTree>> {
+  const trees = new Map<string, ObservedTree>();
+  if (!lbIds.length) return trees;
+  const columns = ['id', 'admin_state_up', 'provisioning_status', 'operating_status'] as const;
+  const lbs = await db.selectFrom('load_balancer').select([...columns, 'config_version']).where('id', 'in', [...lbIds]).execute();
+  for (const lb of lbs) trees.set(lb.id, { lb, listeners: [], pools: [], members: [] });
+  if (!lbs.length) return trees;
+  const ids = lbs.map((lb) => lb.id);
+  const [listeners, pools] = await Promise.all([
+    db.selectFrom('listener').select([...columns, 'load_balancer_id']).where('load_balancer_id', 'in', ids).execute(),
+    db.selectFrom('pool').select([...columns, 'load_balancer_id']).where('load_balancer_id', 'in', ids).execute(),
+  ]);
+  const poolIds = pools.length ? pools.map((p) => p.id) : ['-'];
+  const members = await db.selectFrom('member').select([...columns, 'pool_id']).where('pool_id', 'in', poolIds).execute();
+  const poolLb = new Map(pools.map((p) => [p.id, p.load_balancer_id]));
+  for (const { load_balancer_id, ...l } of listeners) trees.get(load_balancer_id)!.listeners.push(l);
+  for (const { load_balancer_id, ...p } of pools) trees.get(load_balancer_id)!.pools.push(p);
+  for (const m of members) trees.get(poolLb.get(m.pool_id)!)!.members.push(m);
+  return trees;
+}
+
+/** One UPDATE per table and status, never per row; re-checks PENDING_* in case an operation began meanwhile. */
+export async function writeStatusChanges(db: Q, changes: readonly StatusChange[]): Promise<void> {
+  const groups = new Map<string, { table: StatusTable; status: string; ids: string[] }>();
+  for (const c of changes) {
+    const key = `${c.table}/${c.operating_status}`;
+    const group = groups.get(key) ?? { table: c.table, status: c.operating_status, ids: [] };
+    group.ids.push(c.id);
+    groups.set(key, group);
+  }
+  for (const { table, status, ids } of groups.values())
+    await db.updateTable(table).set({ operating_status: status }).where('id', 'in', ids).where('provisioning_status', 'not like', 'PENDING_%').execute();
+}

@@ -1,0 +1,120 @@
+/**
+ * What Ostia's amphora builds, and the 501s for the rest. An amphora here is HAProxy plus our
+ * agent in processes on this machine: no LVS (so no UDP/SCTP), no key manager yet (so no TLS
+ * termination or certificate references), one amphora per load balancer (no VRRP yet).
+ */
+import type { Capability, ProviderChecks } from '../driver.js';
+import { apiError } from '../../domain/errors.js';
+import { L4OnlyPoolProtocols } from '../../domain/enums.js';
+import { tlsDefaults } from '../../domain/rules/listener.js';
+import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
+
+export const PROVIDER = 'amphora';
+
+const refuse = (detail: string) => apiError('PROVIDER_UNSUPPORTED_OPTION', PROVIDER, detail);
+
+/** The algorithms HAProxy balances with, as Octavia's amphora driver lists them. */
+const SupportedAlgorithms: readonly string[] = ['ROUND_ROBIN', 'SOURCE_IP', 'LEAST_CONNECTIONS'];
+const L7ListenerProtocols: readonly string[] = ['HTTP', 'TERMINATED_HTTPS'];
+const L4OnlyMonitorTypes: readonly string[] = ['UDP-CONNECT', 'SCTP'];
+
+const noLvs = (what: string) => refuse(`Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`);
+const noKeyManager = (what: string) => refuse(`Amphora provider does not support ${what} yet: they need certificates from a key manager, which Ostia does not have yet.`);
+
+/** Octavia's amphora flavor keys; descriptions say what Ostia does with each. */
+const FlavorSchema: DataSchema = {
+  loadbalancer_topology: {
+    type: 'string',
+    enum: ['SINGLE', 'ACTIVE_STANDBY'],
+    description: 'The load balancer topology. One of: SINGLE - One amphora per load balancer. ACTIVE_STANDBY - Two amphora per load balancer. Ostia builds SINGLE only until keepalived VRRP lands.',
+  },
+  compute_flavor: {
+    type: 'string',
+    description: 'The compute driver flavor ID. Recorded on the amphora and otherwise ignored: the local compute driver runs amphorae as processes, which have no flavors.',
+  },
+  amp_image_tag: {
+    type: 'string',
+    description: 'The amphora image tag. Ignored: the local compute driver runs the installed Ostia agent and HAProxy, not an image.',
+  },
+  sriov_vip: {
+    type: 'boolean',
+    description: 'When true, the VIP port will be created using an SR-IOV VF port. Only false is accepted: loopback networking has no SR-IOV.',
+  },
+  allow_member_sriov: {
+    type: 'boolean',
+    description: 'When true, users can request SR-IOV VF ports for members. Only false is accepted: loopback networking has no SR-IOV.',
+  },
+};
+
+/** Availability-zone keys Octavia's amphora driver knows but Ostia's cannot honour, and why. */
+const UnsupportedZoneKeys = {
+  management_network: 'the loopback network driver has the one management range of the configuration (amphora.managementNetwork)',
+  valid_vip_networks: 'every configured VIP network may be used',
+} as const;
+
+/** Octavia's amphora availability-zone keys. */
+const AvailabilityZoneSchema: DataSchema = {
+  compute_zone: {
+    type: 'string',
+    description: 'The compute availability zone. Recorded on the amphora as its cached_zone: the local compute driver has a single zone.',
+  },
+  volume_zone: { type: 'string', description: 'The volume availability zone. Ignored: local amphorae boot from no volume.' },
+  management_network: {
+    type: 'string',
+    description: `The management network ID for the amphora. Not supported: ${UnsupportedZoneKeys.management_network}.`,
+  },
+  valid_vip_networks: {
+    type: 'array',
+    description: `List of network IDs that are allowed for VIP use. Not supported yet: ${UnsupportedZoneKeys.valid_vip_networks}.`,
+  },
+};
+
+export const amphoraFlavorCapabilities: readonly Capability[] = capabilitiesOf(FlavorSchema);
+export const amphoraAvailabilityZoneCapabilities: readonly Capability[] = capabilitiesOf(AvailabilityZoneSchema);
+
+export function validateAmphoraFlavorData(data: Record<string, unknown>): void {
+  validateProfileData(PROVIDER, FlavorSchema, data);
+  if (data.loadbalancer_topology === 'ACTIVE_STANDBY')
+    throw refuse('loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.');
+  for (const key of ['sriov_vip', 'allow_member_sriov'])
+    if (data[key] === true) throw refuse(`${key} True is not supported: loopback networking has no SR-IOV.`);
+}
+
+export function validateAmphoraAvailabilityZoneData(data: Record<string, unknown>): void {
+  validateProfileData(PROVIDER, AvailabilityZoneSchema, data);
+  for (const [key, reason] of Object.entries(UnsupportedZoneKeys)) if (key in data) throw refuse(`${key} is not supported: ${reason}.`);
+}
+
+/** Pool TLS settings the typed amphora config cannot carry, so they would be silently dropped. */
+function customPoolTls(pool: Readonly<Record<string, unknown>>): boolean {
+  const defaults = tlsDefaults(true);
+  return (
+    (pool.tls_ciphers ?? defaults.tls_ciphers) !== defaults.tls_ciphers ||
+    JSON.stringify(pool.tls_versions ?? defaults.tls_versions) !== JSON.stringify(defaults.tls_versions) ||
+    JSON.stringify(pool.alpn_protocols ?? defaults.alpn_protocols) !== JSON.stringify(defaults.alpn_protocols)
+  );
+}
+
+export const amphoraChecks: ProviderChecks = {
+  listener(listener) {
+    const protocol = String(listener.protocol);
+    if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} listeners`);
+    if (protocol === 'PROMETHEUS') throw refuse('Amphora provider does not support PROMETHEUS listeners yet.');
+    if (protocol === 'TERMINATED_HTTPS') throw noKeyManager('TERMINATED_HTTPS listeners');
+  },
+  pool(pool) {
+    const protocol = String(pool.protocol);
+    if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} pools`);
+    if (!SupportedAlgorithms.includes(String(pool.lb_algorithm))) throw refuse(`Amphora provider does not support ${String(pool.lb_algorithm)} algorithm.`);
+    if (pool.tls_container_ref || pool.ca_tls_container_ref || pool.crl_container_ref) throw noKeyManager('pool certificate references');
+    if (pool.tls_enabled && customPoolTls(pool)) throw refuse('Amphora provider does not support custom tls_ciphers, tls_versions or alpn_protocols on pools yet.');
+  },
+  healthMonitor(hm) {
+    const type = String(hm.type);
+    if (L4OnlyMonitorTypes.includes(type)) throw noLvs(`${type} health monitors`);
+  },
+  l7policy(_policy, listener) {
+    const protocol = String(listener.protocol);
+    if (!L7ListenerProtocols.includes(protocol)) throw refuse(`${protocol} protocol listeners do not support L7 policies`);
+  },
+};

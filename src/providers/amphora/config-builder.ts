@@ -1,0 +1,184 @@
+/**
+ * Database rows → the typed configuration an amphora's agent applies. Objects being removed
+ * (PENDING_DELETE) are left out, with everything under them; objects being created or updated
+ * are in, since pushing them is what creates or updates them. Seven queries whatever the size.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, HealthMonitorTable, L7PolicyTable, L7RuleTable, ListenerTable, MemberTable, PoolTable } from '../../db/schema.js';
+import type { AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, MemberConfig, MonitorConfig, PoolConfig } from '../../domain/amphora-config.js';
+import type { SessionPersistence } from '../../domain/rules/pool.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+const BEING_REMOVED = 'PENDING_DELETE';
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = out.get(key(row));
+    if (list) list.push(row);
+    else out.set(key(row), [row]);
+  }
+  return out;
+}
+
+function memberConfig(m: MemberTable): MemberConfig {
+  return {
+    id: m.id,
+    address: m.address,
+    port: m.protocol_port,
+    weight: m.weight,
+    backup: m.backup === 1,
+    enabled: m.admin_state_up === 1,
+    monitorAddress: m.monitor_address,
+    monitorPort: m.monitor_port,
+  };
+}
+
+function monitorConfig(hm: HealthMonitorTable): MonitorConfig {
+  return {
+    id: hm.id,
+    type: hm.type as MonitorConfig['type'],
+    enabled: hm.admin_state_up === 1,
+    delay: hm.delay,
+    timeout: hm.timeout,
+    maxRetries: hm.max_retries,
+    maxRetriesDown: hm.max_retries_down,
+    httpMethod: hm.http_method,
+    urlPath: hm.url_path,
+    expectedCodes: hm.expected_codes,
+    httpVersion: hm.http_version,
+    domainName: hm.domain_name,
+  };
+}
+
+function sessionPersistenceConfig(json: string | null): PoolConfig['sessionPersistence'] {
+  if (json === null) return null;
+  const sp = JSON.parse(json) as SessionPersistence;
+  return { type: sp.type as NonNullable<PoolConfig['sessionPersistence']>['type'], cookieName: sp.cookie_name };
+}
+
+function poolConfig(p: PoolTable, monitor: HealthMonitorTable | undefined, members: readonly MemberTable[]): PoolConfig {
+  return {
+    id: p.id,
+    protocol: p.protocol as PoolConfig['protocol'],
+    algorithm: p.lb_algorithm as PoolConfig['algorithm'],
+    enabled: p.admin_state_up === 1,
+    sessionPersistence: sessionPersistenceConfig(p.session_persistence),
+    tlsEnabled: p.tls_enabled === 1,
+    monitor: monitor ? monitorConfig(monitor) : null,
+    members: members.map(memberConfig),
+  };
+}
+
+function ruleConfig(r: L7RuleTable): L7RuleConfig {
+  return {
+    id: r.id,
+    type: r.type as L7RuleConfig['type'],
+    compareType: r.compare_type as L7RuleConfig['compareType'],
+    key: r.key,
+    value: r.value,
+    invert: r.invert === 1,
+    enabled: r.admin_state_up === 1,
+  };
+}
+
+function policyConfig(p: L7PolicyTable, rules: readonly L7RuleTable[]): L7PolicyConfig {
+  return {
+    id: p.id,
+    action: p.action as L7PolicyConfig['action'],
+    position: p.position,
+    enabled: p.admin_state_up === 1,
+    redirectPoolId: p.redirect_pool_id,
+    redirectUrl: p.redirect_url,
+    redirectPrefix: p.redirect_prefix,
+    redirectHttpCode: p.redirect_http_code,
+    rules: rules.map(ruleConfig),
+  };
+}
+
+function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: readonly L7PolicyConfig[]): ListenerConfig {
+  return {
+    id: l.id,
+    protocol: l.protocol as ListenerConfig['protocol'],
+    port: l.protocol_port,
+    enabled: l.admin_state_up === 1,
+    connectionLimit: l.connection_limit,
+    timeouts: {
+      clientData: l.timeout_client_data,
+      memberConnect: l.timeout_member_connect,
+      memberData: l.timeout_member_data,
+      tcpInspect: l.timeout_tcp_inspect,
+    },
+    insertHeaders: JSON.parse(l.insert_headers) as Record<string, string>,
+    allowedCidrs: l.allowed_cidrs === null ? null : (JSON.parse(l.allowed_cidrs) as string[]),
+    // A default pool being deleted is detached by that same job: do not point at it meanwhile.
+    defaultPoolId: l.default_pool_id !== null && pools.has(l.default_pool_id) ? l.default_pool_id : null,
+    l7policies: [...policies],
+  };
+}
+
+/** The configuration of load balancer `lbId` for amphora `amphoraId`, stamped `version`. */
+export async function buildAmphoraConfig(db: Q, lbId: string, amphoraId: string, version: number): Promise<AmphoraConfig> {
+  const [lb, listeners, pools, members, monitors, policies, rules] = await Promise.all([
+    db.selectFrom('load_balancer').select(['admin_state_up', 'vip_address', 'additional_vips']).where('id', '=', lbId).executeTakeFirst(),
+    db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
+    db.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('created_at').orderBy('id').execute(),
+    db
+      .selectFrom('member')
+      .innerJoin('pool', 'pool.id', 'member.pool_id')
+      .selectAll('member')
+      .where('pool.load_balancer_id', '=', lbId)
+      .where('member.provisioning_status', '!=', BEING_REMOVED)
+      .orderBy('member.created_at')
+      .orderBy('member.id')
+      .execute(),
+    db
+      .selectFrom('health_monitor')
+      .innerJoin('pool', 'pool.id', 'health_monitor.pool_id')
+      .selectAll('health_monitor')
+      .where('pool.load_balancer_id', '=', lbId)
+      .where('health_monitor.provisioning_status', '!=', BEING_REMOVED)
+      .execute(),
+    db
+      .selectFrom('l7policy')
+      .innerJoin('listener', 'listener.id', 'l7policy.listener_id')
+      .selectAll('l7policy')
+      .where('listener.load_balancer_id', '=', lbId)
+      .where('l7policy.provisioning_status', '!=', BEING_REMOVED)
+      .orderBy('l7policy.position')
+      .orderBy('l7policy.id')
+      .execute(),
+    db
+      .selectFrom('l7rule')
+      .innerJoin('l7policy', 'l7policy.id', 'l7rule.l7policy_id')
+      .innerJoin('listener', 'listener.id', 'l7policy.listener_id')
+      .selectAll('l7rule')
+      .where('listener.load_balancer_id', '=', lbId)
+      .where('l7rule.provisioning_status', '!=', BEING_REMOVED)
+      .orderBy('l7rule.created_at')
+      .orderBy('l7rule.id')
+      .execute(),
+  ]);
+  if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
+  if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
+
+  const membersByPool = groupBy(members, (m) => m.pool_id);
+  const monitorByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
+  const rulesByPolicy = groupBy(rules, (r) => r.l7policy_id);
+  const policiesByListener = groupBy(
+    policies.map((p) => ({ listenerId: p.listener_id, config: policyConfig(p, rulesByPolicy.get(p.id) ?? []) })),
+    (p) => p.listenerId,
+  );
+  const poolIds = new Set(pools.map((p) => p.id));
+  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>;
+  return {
+    version,
+    loadBalancerId: lbId,
+    amphoraId,
+    enabled: lb.admin_state_up === 1,
+    vip: { address: lb.vip_address, additional: additional.map((v) => v.ip_address) },
+    listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config))),
+    pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [])),
+  };
+}

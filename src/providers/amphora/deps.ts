@@ -1,0 +1,38 @@
+/**
+ * What the amphora flows act through: compute, network, certificates and agent clients. The
+ * runtime (the composition root) supplies them behind a loader that opens them on first use,
+ * so a process that never runs a flow (an API-only process) opens no CA.
+ */
+import type { AgentClient } from '../../amphora/client.js';
+import type { ComputeDriver } from '../../compute/driver.js';
+import type { Config } from '../../config.js';
+import type { NetworkDriver } from '../../network/driver.js';
+import type { CertificateAuthority } from '../../pki/ca.js';
+
+/** The agent calls the flows make. */
+export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'close'>;
+
+export interface AmphoraDeps {
+  readonly settings: Config['amphora'];
+  readonly compute: ComputeDriver;
+  readonly network: NetworkDriver;
+  readonly ca: Pick<CertificateAuthority, 'issueAmphoraCert' | 'clientCaPem'>;
+  /** The directory compute keeps an amphora in (AmphoraSpec.dir). */
+  amphoraDir(amphoraId: string): string;
+  /** A client of one amphora's agent, checking that it is that amphora; the caller closes it. */
+  agent(amphora: { id: string; agentUrl: string }): Promise<AgentApi>;
+}
+
+export type AmphoraDepsLoader = () => Promise<AmphoraDeps>;
+
+/** Opens the dependencies once and shares them; a failed open is retried by the next caller. */
+export function openOnce(open: () => Promise<AmphoraDeps>): AmphoraDepsLoader {
+  let opening: Promise<AmphoraDeps> | undefined;
+  return () => {
+    opening ??= open().catch((e: unknown) => {
+      opening = undefined;
+      throw e;
+    });
+    return opening;
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The amphora provider's flows: which steps each operation runs, and what a failure leaves.
+ *
+ *   loadbalancer.create   create-amphora → boot-compute → wait-for-agent → plug-vip → push-config → mark-active
+ *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
+ *                         replacement serves before the old one stops (both HAProxies bind the
+ *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted)
+ *   child changes, loadbalancer.update
+ *                         push-config → settle
+ *   loadbalancer.delete   stop-amphorae → settle
+ *   amphora.config        push-config (to that amphora; no status changes)
+ *   amphora.delete        delete-amphora
+ */
+import type { Flow, StepContext } from '../../controller/flow.js';
+import { settleFailure } from '../../db/lb-tree.js';
+import type { Operation } from '../driver.js';
+import type { AmphoraDepsLoader } from './deps.js';
+import {
+  bootCompute, builtByJob, createAmphora, deleteAmphora, findAmphora, inService, jobAmphoraId, markActive, namedInPayload, plugVip, pushConfig,
+  retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
+} from './steps.js';
+
+const reason = (step: string, error: Error) => `${step}: ${error.message}`;
+
+/** The load balancer goes to ERROR with the reason, and so does the amphora the job was building. */
+async function failLoadBalancer(ctx: StepContext, step: string, error: Error): Promise<void> {
+  await settleFailure(ctx.db.kysely, ctx.loadBalancerId, reason(step, error));
+  const built = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
+  if (built) await updateAmphora(ctx.db.kysely, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+}
+
+export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
+  const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
+  const create: Flow = { steps: [...build, markActive()], onFailure: failLoadBalancer };
+  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive()], onFailure: failLoadBalancer };
+  const change: Flow = { steps: [pushConfig(load, inService), settle()], onFailure: failLoadBalancer };
+  const remove: Flow = { steps: [stopAmphorae(load), settle()], onFailure: failLoadBalancer };
+  // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
+  const configure: Flow = {
+    steps: [pushConfig(load, namedInPayload)],
+    async onFailure(ctx, step, error) {
+      await updateAmphora(ctx.db.kysely, String(ctx.payload.amphora_id), { status_reason: reason(step, error) });
+    },
+  };
+  const deleteOne: Flow = {
+    steps: [deleteAmphora(load)],
+    async onFailure(ctx, step, error) {
+      await updateAmphora(ctx.db.kysely, String(ctx.payload.amphora_id), { status: 'ERROR', status_reason: reason(step, error) });
+    },
+  };
+  return (op) => {
+    switch (op) {
+      case 'loadbalancer.create':
+        return create;
+      case 'loadbalancer.failover':
+      case 'amphora.failover':
+        return failover;
+      case 'loadbalancer.delete':
+        return remove;
+      case 'amphora.config':
+        return configure;
+      case 'amphora.delete':
+        return deleteOne;
+      default:
+        return change;
+    }
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Settling a load balancer of the amphora provider. Provisioning statuses settle as for every
+ * provider; operating statuses belong to the health manager, which derives them from heartbeats,
+ * so a job only sets what it knows for sure at the moment it finishes:
+ *  - objects it changed that are disabled are OFFLINE;
+ *  - load balancers, listeners and pools it created or re-enabled (still OFFLINE) are ONLINE until
+ *    a heartbeat says otherwise; monitors, L7 policies and rules have no health of their own;
+ *  - members of pools without a monitor are NO_MONITOR, or OFFLINE when disabled.
+ * Members of monitored pools keep their status: only their monitor knows it.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { settleSuccess, treeIds } from '../../db/lb-tree.js';
+
+type Trx = Transaction<Database>;
+type Table = 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor' | 'l7policy' | 'l7rule';
+
+/** Tables whose enabled objects are ONLINE on the job's word until the health manager reports. */
+const OptimisticTables: readonly Table[] = ['load_balancer', 'listener', 'pool'];
+/** Tables whose objects have no health signal: enabled means ONLINE. */
+const StaticTables: readonly Table[] = ['health_monitor', 'l7policy', 'l7rule'];
+
+interface Pending {
+  enabled: string[];
+  disabled: string[];
+}
+
+async function pendingOf(trx: Trx, table: Table, ids: string[]): Promise<Pending> {
+  const rows = ids.length
+    ? await trx.selectFrom(table).select(['id', 'admin_state_up']).where('id', 'in', ids).where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE']).execute()
+    : [];
+  return { enabled: rows.filter((r) => r.admin_state_up === 1).map((r) => r.id), disabled: rows.filter((r) => r.admin_state_up !== 1).map((r) => r.id) };
+}
+
+async function setStatus(trx: Trx, table: Table, ids: string[], status: string, onlyFrom?: string): Promise<void> {
+  if (!ids.length) return;
+  let q = trx.updateTable(table).set({ operating_status: status }).where('id', 'in', ids);
+  if (onlyFrom) q = q.where('operating_status', '=', onlyFrom);
+  await q.execute();
+}
+
+/** Members of pools that have no monitor (after this job): their status is known without one. */
+async function setUnmonitoredMembers(trx: Trx, poolIds: string[]): Promise<void> {
+  if (!poolIds.length) return;
+  const monitored = trx.selectFrom('health_monitor').select('pool_id');
+  const unmonitored = trx.updateTable('member').where('pool_id', 'in', poolIds).where('pool_id', 'not in', monitored);
+  await unmonitored.set({ operating_status: 'NO_MONITOR' }).where('admin_state_up', '=', 1).execute();
+  await unmonitored.set({ operating_status: 'OFFLINE' }).where('admin_state_up', '!=', 1).execute();
+}
+
+/** settleSuccess plus the operating statuses above; false when the load balancer was deleted. */
+export async function settleAmphoraTree(trx: Trx, lbId: string): Promise<boolean> {
+  const ids = await treeIds(trx, lbId);
+  const idsOf: Record<Table, string[]> = {
+    load_balancer: [lbId],
+    listener: ids.listeners,
+    pool: ids.pools,
+    member: ids.members,
+    health_monitor: ids.healthMonitors,
+    l7policy: ids.l7policies,
+    l7rule: ids.l7rules,
+  };
+  const tables = Object.keys(idsOf) as Table[];
+  const pending = new Map(await Promise.all(tables.map(async (t) => [t, await pendingOf(trx, t, idsOf[t])] as const)));
+  if (!(await settleSuccess(trx, lbId))) return false;
+  for (const table of tables) {
+    const { enabled, disabled } = pending.get(table)!;
+    await setStatus(trx, table, disabled, 'OFFLINE');
+    if (OptimisticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE', 'OFFLINE');
+    if (StaticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE');
+  }
+  await setUnmonitoredMembers(trx, (await treeIds(trx, lbId)).pools);
+  return true;
+}

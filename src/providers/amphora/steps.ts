@@ -1,0 +1,366 @@
+/**
+ * The steps amphora flows are made of. Each is idempotent, because a job resumes at the step
+ * its worker died in: state lives in the amphora row, never in memory, and every external
+ * action is asked "already done?" first. The amphora a create or failover job builds has an
+ * id derived from the job, so a resumed job finds the amphora it started instead of making
+ * a second one.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Step, StepContext } from '../../controller/flow.js';
+import type { AmphoraTable, Database } from '../../db/schema.js';
+import { timestamp } from '../../domain/time.js';
+import { buildAmphoraConfig } from './config-builder.js';
+import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
+import { settleAmphoraTree } from './statuses.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+/** A name-based UUID (version 5 layout) of the job: the same job always builds the same amphora. */
+export function jobAmphoraId(jobId: string): string {
+  const h = createHash('sha256').update(`ostia:amphora:${jobId}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export async function findAmphora(db: Q, id: string): Promise<AmphoraTable | undefined> {
+  return db.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+async function builtAmphora(ctx: StepContext): Promise<AmphoraTable> {
+  const id = jobAmphoraId(ctx.jobId);
+  const amp = await findAmphora(ctx.db.kysely, id);
+  if (!amp) throw new Error(`amphora ${id} of this job is missing from the database`);
+  return amp;
+}
+
+export async function updateAmphora(db: Q, id: string, values: Partial<Omit<AmphoraTable, 'id'>>): Promise<void> {
+  await db.updateTable('amphora').set({ ...values, updated_at: timestamp() }).where('id', '=', id).execute();
+}
+
+async function withAgent<T>(deps: AmphoraDeps, amp: AmphoraTable, use: (client: AgentApi) => Promise<T>): Promise<T> {
+  if (!amp.agent_url) throw new Error(`amphora ${amp.id} has no agent URL`);
+  const client = await deps.agent({ id: amp.id, agentUrl: amp.agent_url });
+  try {
+    return await use(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** Every compute of the amphora: the recorded one, and one an attempt started but died before recording. */
+async function destroyCompute(deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+  const ids = new Set((await deps.compute.list()).filter((c) => c.amphoraId === amp.id).map((c) => c.computeId));
+  if (amp.compute_id) ids.add(amp.compute_id);
+  for (const id of ids) await deps.compute.delete(id);
+}
+
+async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; addresses: string[] }> {
+  const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'additional_vips']).where('id', '=', lbId).executeTakeFirstOrThrow();
+  const additional = (JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>).map((v) => v.ip_address);
+  return { portId: lb.vip_port_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
+}
+
+/** Compute flavor and zone the load balancer's flavor and availability zone ask for: recorded, not acted on. */
+async function placementOf(db: Q, lbId: string): Promise<{ computeFlavor: string | null; zone: string | null }> {
+  const row = await db
+    .selectFrom('load_balancer as lb')
+    .leftJoin('flavor', 'flavor.id', 'lb.flavor_id')
+    .leftJoin('flavor_profile', 'flavor_profile.id', 'flavor.flavor_profile_id')
+    .leftJoin('availability_zone as az', 'az.name', 'lb.availability_zone')
+    .leftJoin('availability_zone_profile as azp', 'azp.id', 'az.availability_zone_profile_id')
+    .select(['flavor_profile.flavor_data', 'azp.availability_zone_data'])
+    .where('lb.id', '=', lbId)
+    .executeTakeFirst();
+  const flavor = JSON.parse(row?.flavor_data ?? '{}') as { compute_flavor?: string };
+  const zone = JSON.parse(row?.availability_zone_data ?? '{}') as { compute_zone?: string };
+  return { computeFlavor: flavor.compute_flavor ?? null, zone: zone.compute_zone ?? null };
+}
+
+/**
+ * Takes an amphora out of service for good: its processes, its VIPs, its management address.
+ * The row stays, DELETED, as Octavia keeps it until housekeeping purges it.
+ */
+async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+  await destroyCompute(deps, amp);
+  if (amp.ha_ip && amp.load_balancer_id) for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await deps.network.unplugVip(amp.id, vip);
+  await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
+  await updateAmphora(ctx.db.kysely, amp.id, { status: 'DELETED' });
+}
+
+/** The amphora row of this job: STANDALONE, with a management address and its own heartbeat key. */
+export function createAmphora(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'create-amphora',
+    async run(ctx) {
+      const id = jobAmphoraId(ctx.jobId);
+      if (await findAmphora(ctx.db.kysely, id)) return;
+      const { network, settings } = await load();
+      await ctx.db.kysely.transaction().execute(async (trx) => {
+        const address = await network.allocateManagementAddress(trx, id);
+        const placement = await placementOf(trx, ctx.loadBalancerId);
+        await trx
+          .insertInto('amphora')
+          .values({
+            id,
+            load_balancer_id: ctx.loadBalancerId,
+            compute_id: null,
+            lb_network_ip: address,
+            vrrp_ip: null,
+            ha_ip: null,
+            vrrp_port_id: null,
+            ha_port_id: null,
+            cert_expiration: null,
+            cert_busy: 0,
+            role: 'STANDALONE',
+            status: 'PENDING_CREATE',
+            vrrp_interface: null,
+            vrrp_id: null,
+            vrrp_priority: null,
+            cached_zone: placement.zone,
+            image_id: null,
+            compute_flavor: placement.computeFlavor,
+            heartbeat_key: randomBytes(32).toString('hex'),
+            last_heartbeat_at: null,
+            last_heartbeat_seq: null,
+            config_version: 0,
+            agent_url: `https://${address.includes(':') ? `[${address}]` : address}:${settings.agentPort}`,
+            cert_serial: null,
+            status_reason: null,
+            created_at: timestamp(),
+            updated_at: null,
+          })
+          .execute();
+      });
+    },
+    // Also destroys compute: a boot-compute that failed half-way is not reverted itself.
+    async revert(ctx) {
+      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
+      if (!amp) return;
+      const deps = await load();
+      await destroyCompute(deps, amp);
+      await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
+      await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR' });
+    },
+  };
+}
+
+/** Starts the amphora's processes with a fresh server certificate, unless they already run. */
+export function bootCompute(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'boot-compute',
+    async run(ctx) {
+      const amp = await builtAmphora(ctx);
+      const deps = await load();
+      if (amp.compute_id && (await deps.compute.status(amp.compute_id)) === 'running') return;
+      // One an earlier attempt started without recording it holds a certificate we never stored.
+      await destroyCompute(deps, amp);
+      const cert = await deps.ca.issueAmphoraCert(amp.id, amp.lb_network_ip!, deps.settings.certValidityDays);
+      const computeId = await deps.compute.boot(
+        {
+          amphoraId: amp.id,
+          dir: deps.amphoraDir(amp.id),
+          managementAddress: amp.lb_network_ip!,
+          agentPort: deps.settings.agentPort,
+          certPem: cert.certPem,
+          keyPem: cert.keyPem,
+          clientCaPem: deps.ca.clientCaPem,
+          heartbeat: { key: amp.heartbeat_key!, targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
+          haproxyBinary: deps.settings.haproxyBinary,
+          maxconn: deps.settings.maxconn,
+        },
+        ctx.signal,
+      );
+      await updateAmphora(ctx.db.kysely, amp.id, { compute_id: computeId, status: 'BOOTING', cert_serial: cert.serial, cert_expiration: timestamp(cert.notAfter) });
+    },
+    async revert(ctx) {
+      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
+      if (amp) await destroyCompute(await load(), amp);
+    },
+  };
+}
+
+const COMPUTE_CHECK_MS = 1000;
+
+/**
+ * Waits until the agent answers over mTLS as this amphora, within amphora.bootTimeoutMs. Gives
+ * up early when the amphora's processes have exited: waiting longer would only hide why.
+ */
+export function waitForAgent(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'wait-for-agent',
+    async run(ctx) {
+      const amp = await builtAmphora(ctx);
+      const deps = await load();
+      const exited = new AbortController();
+      const watch = setInterval(() => {
+        void ctx.heartbeat().catch(() => undefined);
+        void deps.compute.status(amp.compute_id!).then(
+          (status) => {
+            if (status === 'stopped') exited.abort(new Error(`the processes of amphora ${amp.id} exited before its agent answered; see agent.log in ${deps.amphoraDir(amp.id)}`));
+          },
+          () => undefined,
+        );
+      }, COMPUTE_CHECK_MS);
+      try {
+        await withAgent(deps, amp, (client) => client.waitReady(AbortSignal.any([ctx.signal, exited.signal]), Date.now() + deps.settings.bootTimeoutMs));
+      } finally {
+        clearInterval(watch);
+      }
+    },
+  };
+}
+
+/** Makes the load balancer's VIPs reachable on the amphora and records them on it. */
+export function plugVip(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'plug-vip',
+    async run(ctx) {
+      const amp = await builtAmphora(ctx);
+      const { network } = await load();
+      const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
+      for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
+      await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: vips.addresses[0] ?? null, ha_port_id: vips.portId });
+    },
+    async revert(ctx) {
+      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
+      if (!amp?.ha_ip) return;
+      const { network } = await load();
+      for (const vip of (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).addresses) await network.unplugVip(amp.id, vip);
+    },
+  };
+}
+
+/** Which amphorae a push-config step configures. */
+export type PushTargets = (ctx: StepContext) => Promise<AmphoraTable[]>;
+
+/** The amphora this job builds (create, failover). */
+export const builtByJob: PushTargets = async (ctx) => [await builtAmphora(ctx)];
+
+/** The amphorae serving the load balancer (every change to its tree). */
+export const inService: PushTargets = async (ctx) => {
+  const amphorae = await ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
+  if (!amphorae.length) throw new Error(`load balancer ${ctx.loadBalancerId} has no amphora in service (ALLOCATED) to configure; a failover builds one`);
+  return amphorae;
+};
+
+/** The amphora the job's payload names (the admin API's configure). */
+export const namedInPayload: PushTargets = async (ctx) => {
+  const id = String(ctx.payload.amphora_id);
+  const amp = await findAmphora(ctx.db.kysely, id);
+  if (!amp || amp.status === 'DELETED') throw new Error(`amphora ${id} does not exist`);
+  return [amp];
+};
+
+async function nextConfigVersion(ctx: StepContext): Promise<number> {
+  const row = await ctx.db.kysely
+    .updateTable('load_balancer')
+    .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
+    .where('id', '=', ctx.loadBalancerId)
+    .returning('config_version')
+    .executeTakeFirstOrThrow();
+  return row.config_version;
+}
+
+/**
+ * Sends the whole configuration, under a new version, to each target. A retried push sends a
+ * newer version of the same content, which the agent applies without harm.
+ */
+export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step {
+  return {
+    name: 'push-config',
+    async run(ctx) {
+      const amphorae = await targets(ctx);
+      const deps = await load();
+      const version = await nextConfigVersion(ctx);
+      for (const amp of amphorae) {
+        const config = await buildAmphoraConfig(ctx.db.kysely, ctx.loadBalancerId, amp.id, version);
+        try {
+          const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
+          await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
+        } catch (e) {
+          if (!ctx.signal.aborted) await updateAmphora(ctx.db.kysely, amp.id, { status_reason: `push-config: ${message(e)}` });
+          throw e;
+        }
+      }
+    },
+  };
+}
+
+/** The amphora serves: ALLOCATED, and the tree settles. */
+export function markActive(): Step {
+  return {
+    name: 'mark-active',
+    async run(ctx) {
+      await ctx.db.kysely.transaction().execute(async (trx) => {
+        await updateAmphora(trx, jobAmphoraId(ctx.jobId), { status: 'ALLOCATED', status_reason: null });
+        await settleAmphoraTree(trx, ctx.loadBalancerId);
+      });
+    },
+  };
+}
+
+export function settle(): Step {
+  return {
+    name: 'settle',
+    async run(ctx) {
+      await ctx.db.kysely.transaction().execute((trx) => settleAmphoraTree(trx, ctx.loadBalancerId));
+    },
+  };
+}
+
+/** Load balancer delete: every amphora of it goes (Octavia makes no agent call either). */
+export function stopAmphorae(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'stop-amphorae',
+    async run(ctx) {
+      const deps = await load();
+      const amphorae = await ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '!=', 'DELETED').execute();
+      for (const amp of amphorae) await retireAmphora(ctx, deps, amp);
+    },
+  };
+}
+
+/**
+ * Failover, once the replacement serves: the amphora named in the payload (amphora failover)
+ * or every other one of the load balancer (load balancer failover). A failure here must not
+ * undo the replacement, which already carries the traffic: the old amphora is left in ERROR,
+ * with the reason, for an admin's delete.
+ */
+export function retireOldAmphorae(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'retire-old-amphorae',
+    async run(ctx) {
+      const deps = await load();
+      let q = ctx.db.kysely
+        .selectFrom('amphora')
+        .selectAll()
+        .where('load_balancer_id', '=', ctx.loadBalancerId)
+        .where('status', '!=', 'DELETED')
+        .where('id', '!=', jobAmphoraId(ctx.jobId));
+      if (ctx.payload.amphora_id !== undefined) q = q.where('id', '=', String(ctx.payload.amphora_id));
+      for (const amp of await q.execute()) {
+        try {
+          await retireAmphora(ctx, deps, amp);
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          ctx.log.warn({ err: e, amphora: amp.id }, 'could not retire the replaced amphora; it is left in ERROR');
+          await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR', status_reason: `retire-old-amphorae: ${message(e)}` });
+        }
+      }
+    },
+  };
+}
+
+/** The admin API's delete of a failed amphora. */
+export function deleteAmphora(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'delete-amphora',
+    async run(ctx) {
+      const amp = await findAmphora(ctx.db.kysely, String(ctx.payload.amphora_id));
+      if (amp && amp.status !== 'DELETED') await retireAmphora(ctx, await load(), amp);
+    },
+  };
+}
