@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startHarness, admin, memberA, PROJECT_A, PROJECT_B, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
+import { insertAmphora as insertAmphoraRow } from '../../../test/support/health-rows.js';
 import type { AmphoraTable } from '../../db/schema.js';
 
 let h: Harness;
@@ -17,38 +18,10 @@ after(() => h.close());
 
 // The noop provider builds no amphorae, so the rows a real provider would write are inserted here.
 async function insertAmphora(patch: Partial<AmphoraTable> = {}): Promise<AmphoraTable> {
-  const row: AmphoraTable = {
-    id: randomUUID(),
-    load_balancer_id: lbId,
-    compute_id: randomUUID(),
-    lb_network_ip: '192.168.0.5',
-    vrrp_ip: null,
-    ha_ip: null,
-    vrrp_port_id: null,
-    ha_port_id: null,
-    cert_expiration: '2030-01-01T00:00:00',
-    cert_busy: 0,
-    role: 'STANDALONE',
-    status: 'ALLOCATED',
-    vrrp_interface: null,
-    vrrp_id: 1,
-    vrrp_priority: null,
-    cached_zone: 'nova',
-    image_id: randomUUID(),
-    compute_flavor: 'm1.amphora',
-    heartbeat_key: null,
-    last_heartbeat_at: null,
-    last_heartbeat_seq: null,
-    config_version: 0,
-    agent_url: null,
-    cert_serial: null,
-    status_reason: null,
-    created_at: '2025-01-01T00:00:00',
-    updated_at: null,
-    ...patch,
-  };
-  await h.runtime.db.kysely.insertInto('amphora').values(row).execute();
-  return row;
+  return insertAmphoraRow(h, lbId, {
+    lb_network_ip: '192.168.0.5', vrrp_id: 1, cached_zone: 'nova', image_id: randomUUID(), compute_flavor: 'm1.amphora',
+    heartbeat_key: null, last_heartbeat_at: null, ...patch,
+  });
 }
 
 const jobsFor = (operation: string) =>
