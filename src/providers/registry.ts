@@ -23,10 +23,14 @@ export class ProviderRegistry {
     extra: Record<string, () => ProviderDriver> = {},
   ) {
     const all = { ...builtins, ...extra };
+    // An alias shares its provider's driver: one CA, one compute driver, whatever name was asked for.
+    const made = new Map<string, ProviderDriver>();
     for (const name of enabled) {
-      const make = all[ProviderAliases[name] ?? name];
+      const canonical = ProviderAliases[name] ?? name;
+      const make = all[canonical];
       if (!make) throw new Error(`provider '${name}' is enabled in config but Ostia has no such provider (known: ${Object.keys(all).join(', ')})`);
-      this.drivers.set(name, make());
+      if (!made.has(canonical)) made.set(canonical, make());
+      this.drivers.set(name, made.get(canonical)!);
     }
   }
 
