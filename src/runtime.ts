@@ -16,7 +16,7 @@ import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
 import { amphoraDriver } from './providers/amphora/driver.js';
-import { openOnce, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { agentClients, openOnce, type AmphoraDepsLoader } from './providers/amphora/deps.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -34,6 +34,8 @@ export interface Runtime {
   readonly app?: FastifyInstance;
   readonly worker?: Worker;
   readonly log: Logger;
+  /** The amphora provider's compute, network, CA and agent clients, opened on first use. */
+  readonly amphora: AmphoraDepsLoader;
   /** Starts listening (api) and claiming jobs (worker); returns the bound URL if any. */
   start(): Promise<string | undefined>;
   close(): Promise<void>;
@@ -46,11 +48,10 @@ export interface Runtime {
  */
 function amphoraDeps(config: Config): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }, { AgentClient }] = await Promise.all([
+    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }] = await Promise.all([
       import('./pki/ca.js'),
       import('./compute/local/driver.js'),
       import('./network/loopback/driver.js'),
-      import('./amphora/client.js'),
     ]);
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
     const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
@@ -60,10 +61,7 @@ function amphoraDeps(config: Config): AmphoraDepsLoader {
       network: new LoopbackNetwork(config.amphora.managementNetwork),
       ca,
       amphoraDir: (id) => compute.amphoraDir(id),
-      async agent({ id, agentUrl }) {
-        const client = await ca.controllerClientCert();
-        return new AgentClient({ url: agentUrl, amphoraId: id, serverCaPem: ca.serverCaPem, clientCertPem: client.certPem, clientKeyPem: client.keyPem });
-      },
+      agent: agentClients(ca),
     };
   });
 }
@@ -91,7 +89,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   }
   const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
   return {
-    config, db, deps, app, worker, log,
+    config, db, deps, app, worker, log, amphora,
     async start() {
       worker?.start();
       if (!app) return undefined;

@@ -25,7 +25,7 @@ export const housekeeping: Command = {
 /** Starts housekeeping beside a runtime (for `ostia housekeeping`, and `ostia up` with the amphora provider). */
 export async function startHousekeeping(runtime: Runtime): Promise<{ close(): Promise<void> }> {
   const { openHousekeeper } = await import('../housekeeping/index.js');
-  const keeper = await openHousekeeper(runtime.db, runtime.config, runtime.log.child({ role: 'housekeeping' }));
+  const keeper = openHousekeeper(runtime.db, runtime.config, runtime.log.child({ role: 'housekeeping' }), await runtime.amphora());
   keeper.start();
   return { close: () => keeper.close() };
 }

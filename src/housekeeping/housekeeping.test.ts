@@ -14,7 +14,8 @@ import { tempDir } from '../amphora/testing.js';
 import { timestamp } from '../domain/time.js';
 import { writeStats } from '../health/stats.js';
 import { LoopbackNetwork, MANAGEMENT_DEVICE_OWNER } from '../network/loopback/driver.js';
-import { Housekeeper } from './index.js';
+import { certificatePush, Housekeeper } from './index.js';
+import { agentClients } from '../providers/amphora/deps.js';
 import { DELETED_RETENTION_MS } from './orphans.js';
 
 const silent = pino({ level: 'silent' });
@@ -54,7 +55,7 @@ test('orphan reaper: instances no live amphora claims are deleted on the second 
   const deletedRecently = await insertAmphora(h, null, { status: 'DELETED', updated_at: timestamp() });
   const stranger = randomUUID();
   const compute = fakeCompute([live.id, booting.id, deletedLongAgo.id, deletedRecently.id, stranger]);
-  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute, network: loopback(h), ca });
+  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute, network: loopback(h), ca, push: certificatePush(agentClients(ca)) });
 
   const first = await keeper.reaper.run();
   assert.deepEqual(first.computeDeleted, [], 'first sighting: only suspected');
@@ -76,7 +77,7 @@ test('orphan reaper: management addresses of amphorae that are gone or DELETED a
   await h.runtime.db.kysely.transaction().execute(async (trx) => {
     for (const id of [live.id, deleted.id, vanished]) await network.allocateManagementAddress(trx, id);
   });
-  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network, ca });
+  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network, ca, push: certificatePush(agentClients(ca)) });
   assert.deepEqual((await keeper.reaper.run()).portsReleased, []);
   assert.deepEqual((await keeper.reaper.run()).portsReleased.sort(), [deleted.id, vanished].sort());
   const held = await h.runtime.db.kysely.selectFrom('port').select('device_id').where('device_owner', '=', MANAGEMENT_DEVICE_OWNER).execute();
@@ -96,7 +97,7 @@ test('orphan reaper: statistics of deleted listeners go; gone amphorae keep thei
     { listenerId: kept, amphoraId: dead.id, delta: d },
     { listenerId: gone, amphoraId: alive.id, delta: d },
   ], Date.now());
-  await new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network: loopback(h), ca }).reaper.run();
+  await new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network: loopback(h), ca, push: certificatePush(agentClients(ca)) }).reaper.run();
   const rows = await h.runtime.db.kysely.selectFrom('listener_statistics').select(['listener_id', 'amphora_id', 'bytes_in', 'active_connections']).orderBy('amphora_id').execute();
   assert.deepEqual(
     rows.sort((a, b) => (a.amphora_id === alive.id ? -1 : b.amphora_id === alive.id ? 1 : 0)),
@@ -132,7 +133,7 @@ test('certificate rotation: a certificate near expiry is replaced over mutual TL
   const later = await insertAmphora(h, lb.id, { lb_network_ip: address, agent_url: url, cert_expiration: timestamp(new Date(Date.now() + 20 * 86_400_000)) });
   const unreachable = await insertAmphora(h, lb.id, { lb_network_ip: address, agent_url: 'https://127.0.0.1:1', cert_expiration: soon });
 
-  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network: loopback(h), ca });
+  const keeper = new Housekeeper({ db: h.runtime.db, config: h.config, log: silent, compute: fakeCompute([]), network: loopback(h), ca, push: certificatePush(agentClients(ca)) });
   const outcome = await keeper.rotator.run();
   assert.deepEqual(outcome, { rotated: [due.id], failed: [unreachable.id] });
 

@@ -4,16 +4,13 @@
  * ROTATE_INTERVAL_MS, both once at start. Several housekeepers may run: every action is
  * idempotent or claimed in the database.
  */
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ComputeDriver } from '../compute/driver.js';
 import type { NetworkDriver } from '../network/driver.js';
-import { CertificateAuthority } from '../pki/ca.js';
-import { AgentClient } from '../amphora/client.js';
-import { LocalCompute } from '../compute/local/driver.js';
-import { LoopbackNetwork } from '../network/loopback/driver.js';
+import type { CertificateAuthority } from '../pki/ca.js';
+import type { AmphoraDeps } from '../providers/amphora/deps.js';
 import { OrphanReaper, type ReapOutcome } from './orphans.js';
 import { CertRotator, type RotationOutcome, type RotationTarget } from './certs.js';
 
@@ -28,9 +25,9 @@ export interface HousekeeperDeps {
   log: Logger;
   compute: ComputeDriver;
   network: NetworkDriver;
-  ca: CertificateAuthority;
-  /** How a new certificate reaches an agent; by default over mutual TLS with AgentClient. */
-  push?(amp: RotationTarget, pem: string): Promise<void>;
+  ca: Pick<CertificateAuthority, 'issueAmphoraCert'>;
+  /** How a new certificate reaches an agent. */
+  push(amp: RotationTarget, pem: string): Promise<void>;
   now?: () => number;
 }
 
@@ -47,7 +44,7 @@ export class Housekeeper {
       db,
       log,
       issue: (id, address, days) => ca.issueAmphoraCert(id, address, days),
-      push: deps.push ?? ((amp, pem) => pushOverMutualTls(ca, amp, pem)),
+      push: deps.push,
       validityDays: config.amphora.certValidityDays,
       rotateBeforeDays: config.amphora.certRotateBeforeDays,
       now: deps.now,
@@ -79,27 +76,22 @@ export class Housekeeper {
   }
 }
 
-/**
- * A housekeeper over this machine's amphorae: compute `local` in DATA_DIR/amphorae, network
- * `loopback`, the CA in DATA_DIR/pki — where the amphora provider keeps them.
- */
-export async function openHousekeeper(db: Db, config: Config, log: Logger): Promise<Housekeeper> {
-  return new Housekeeper({
-    db,
-    config,
-    log,
-    compute: new LocalCompute(join(config.dataDir, 'amphorae')),
-    network: new LoopbackNetwork(config.amphora.managementNetwork),
-    ca: await CertificateAuthority.open(join(config.dataDir, 'pki')),
-  });
+/** Sends a rotated certificate to its amphora through the provider's agent clients. */
+export function certificatePush(agent: AmphoraDeps['agent']): HousekeeperDeps['push'] {
+  return async (amp, pem) => {
+    const client = await agent({ id: amp.id, agentUrl: amp.agent_url! });
+    try {
+      await client.putCertificate(pem);
+    } finally {
+      client.close();
+    }
+  };
 }
 
-async function pushOverMutualTls(ca: CertificateAuthority, amp: RotationTarget, pem: string): Promise<void> {
-  const credentials = await ca.controllerClientCert();
-  const client = new AgentClient({ url: amp.agent_url!, amphoraId: amp.id, serverCaPem: ca.serverCaPem, clientCertPem: credentials.certPem, clientKeyPem: credentials.keyPem });
-  try {
-    await client.putCertificate(pem);
-  } finally {
-    client.close();
-  }
+/**
+ * A housekeeper over the amphorae the amphora provider keeps: the same compute, network, CA
+ * and agent clients the runtime gives its flows.
+ */
+export function openHousekeeper(db: Db, config: Config, log: Logger, amphora: AmphoraDeps): Housekeeper {
+  return new Housekeeper({ db, config, log, compute: amphora.compute, network: amphora.network, ca: amphora.ca, push: certificatePush(amphora.agent) });
 }

@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, HealthMonitorTable } from '../../db/schema.js';
 import { isHttpMonitor } from '../../domain/rules/healthmonitor.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type HealthMonitorRow = HealthMonitorTable;
 
@@ -21,7 +22,7 @@ export async function healthMonitorRelations(db: Q, rows: readonly HealthMonitor
 export function healthMonitorFullView(row: HealthMonitorRow, rel: HealthMonitorRelations) {
   const http = isHttpMonitor(row.type);
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
     type: row.type,
     delay: row.delay,
@@ -32,13 +33,6 @@ export function healthMonitorFullView(row: HealthMonitorRow, rel: HealthMonitorR
     http_method: http ? row.http_method : null,
     url_path: http ? row.url_path : null,
     expected_codes: http ? row.expected_codes : null,
-    admin_state_up: row.admin_state_up === 1,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     tags: rel.tags.get(row.id) ?? [],
     http_version: row.http_version,
     domain_name: row.domain_name,

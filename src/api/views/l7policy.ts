@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, L7PolicyTable } from '../../db/schema.js';
 import { readTags } from '../tags.js';
 import { l7RuleRelations, l7RuleView, type L7RuleRow } from './l7rule.js';
+import { treeFields } from './tree-fields.js';
 
 export type L7PolicyRow = L7PolicyTable;
 
@@ -26,14 +27,9 @@ export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[]): Pr
 
 function l7PolicyBase(row: L7PolicyRow, rel: L7PolicyRelations) {
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
     description: row.description,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    admin_state_up: row.admin_state_up === 1,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
     action: row.action,
     listener_id: row.listener_id,
     redirect_pool_id: row.redirect_pool_id,
@@ -41,8 +37,6 @@ function l7PolicyBase(row: L7PolicyRow, rel: L7PolicyRelations) {
     redirect_prefix: row.redirect_prefix,
     redirect_http_code: row.redirect_http_code,
     position: row.position,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     tags: rel.tags.get(row.id) ?? [],
   };
 }

@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, L7RuleTable } from '../../db/schema.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type L7RuleRow = L7RuleTable;
 
@@ -18,19 +19,12 @@ export async function l7RuleRelations(db: Q, rows: readonly L7RuleRow[]): Promis
 /** Rules have no name, no description and no l7policy_id on the wire. */
 export function l7RuleView(row: L7RuleRow, rel: L7RuleRelations) {
   return {
-    id: row.id,
+    ...treeFields(row),
     type: row.type,
     compare_type: row.compare_type,
     key: row.key,
     value: row.value,
     invert: row.invert === 1,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
-    admin_state_up: row.admin_state_up === 1,
     tags: rel.tags.get(row.id) ?? [],
   };
 }

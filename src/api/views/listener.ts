@@ -4,6 +4,7 @@ import type { Database, ListenerTable } from '../../db/schema.js';
 import type { ListenerProtocol } from '../../domain/enums.js';
 import type { ListenerSpec } from '../../domain/rules/listener.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type ListenerRow = ListenerTable;
 type Q = Kysely<Database> | Transaction<Database>;
@@ -55,24 +56,17 @@ export function listenerSpecOf(row: ListenerRow): ListenerSpec {
 export function listenerView(row: ListenerRow, rel: ListenerRelations) {
   const spec = listenerSpecOf(row);
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
     description: row.description,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    admin_state_up: row.admin_state_up === 1,
     protocol: row.protocol,
     protocol_port: row.protocol_port,
     connection_limit: spec.connection_limit,
     default_tls_container_ref: spec.default_tls_container_ref,
     sni_container_refs: spec.sni_container_refs,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
     default_pool_id: row.default_pool_id,
     l7policies: (rel.l7policies.get(row.id) ?? []).map((id) => ({ id })),
     insert_headers: spec.insert_headers,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     loadbalancers: [{ id: row.load_balancer_id }],
     timeout_client_data: spec.timeout_client_data,
     timeout_member_connect: spec.timeout_member_connect,

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, LoadBalancerTable } from '../../db/schema.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type LoadBalancerRow = LoadBalancerTable;
 
@@ -28,16 +29,9 @@ export async function loadBalancerRelations(db: Kysely<Database>, ids: string[])
 
 export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelations) {
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
     description: row.description,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    admin_state_up: row.admin_state_up === 1,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     vip_address: row.vip_address,
     vip_port_id: row.vip_port_id,
     vip_subnet_id: row.vip_subnet_id,

@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, MemberTable } from '../../db/schema.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type MemberRow = MemberTable;
 
@@ -15,20 +16,13 @@ export async function memberRelations(db: Kysely<Database> | Transaction<Databas
 
 export function memberView(row: MemberRow, rel: MemberRelations) {
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
-    operating_status: row.operating_status,
-    provisioning_status: row.provisioning_status,
-    admin_state_up: row.admin_state_up === 1,
     address: row.address,
     protocol_port: row.protocol_port,
     weight: row.weight,
     backup: row.backup === 1,
     subnet_id: row.subnet_id,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     monitor_address: row.monitor_address,
     monitor_port: row.monitor_port,
     tags: rel.tags.get(row.id) ?? [],

@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, PoolTable } from '../../db/schema.js';
 import type { PoolSpec, SessionPersistence } from '../../domain/rules/pool.js';
 import { readTags } from '../tags.js';
+import { treeFields } from './tree-fields.js';
 
 export type PoolRow = PoolTable;
 type Q = Kysely<Database> | Transaction<Database>;
@@ -77,21 +78,14 @@ export function poolSpecOf(row: PoolRow): PoolSpec {
 export function poolView(row: PoolRow, rel: PoolRelations) {
   const spec = poolSpecOf(row);
   return {
-    id: row.id,
+    ...treeFields(row),
     name: row.name,
     description: row.description,
-    provisioning_status: row.provisioning_status,
-    operating_status: row.operating_status,
-    admin_state_up: row.admin_state_up === 1,
     protocol: row.protocol,
     lb_algorithm: row.lb_algorithm,
     session_persistence: spec.session_persistence,
-    project_id: row.project_id,
-    tenant_id: row.project_id,
     loadbalancers: [{ id: row.load_balancer_id }],
     listeners: (rel.listeners.get(row.id) ?? []).map((id) => ({ id })),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
     healthmonitor_id: rel.healthMonitors.get(row.id) ?? null,
     members: (rel.members.get(row.id) ?? []).map((id) => ({ id })),
     tags: rel.tags.get(row.id) ?? [],

@@ -3,14 +3,14 @@
  * runtime (the composition root) supplies them behind a loader that opens them on first use,
  * so a process that never runs a flow (an API-only process) opens no CA.
  */
-import type { AgentClient } from '../../amphora/client.js';
+import { AgentClient } from '../../amphora/client.js';
 import type { ComputeDriver } from '../../compute/driver.js';
 import type { Config } from '../../config.js';
 import type { NetworkDriver } from '../../network/driver.js';
 import type { CertificateAuthority } from '../../pki/ca.js';
 
-/** The agent calls the flows make. */
-export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'close'>;
+/** The agent calls the flows and housekeeping make. */
+export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'close'>;
 
 export interface AmphoraDeps {
   readonly settings: Config['amphora'];
@@ -34,5 +34,13 @@ export function openOnce(open: () => Promise<AmphoraDeps>): AmphoraDepsLoader {
       throw e;
     });
     return opening;
+  };
+}
+
+/** Agent clients that present the controller's certificate and check the amphora's. */
+export function agentClients(ca: Pick<CertificateAuthority, 'controllerClientCert' | 'serverCaPem'>): AmphoraDeps['agent'] {
+  return async ({ id, agentUrl }) => {
+    const client = await ca.controllerClientCert();
+    return new AgentClient({ url: agentUrl, amphoraId: id, serverCaPem: ca.serverCaPem, clientCertPem: client.certPem, clientKeyPem: client.keyPem });
   };
 }

@@ -47,6 +47,7 @@ class FakeAgents {
   client(amphoraId: string): AgentApi {
     const info = { amphoraId, apiVersion: '1.0', haproxyVersion: '2.6.12', configVersion: 0 };
     return {
+      putCertificate: async () => undefined,
       info: async () => info,
       waitReady: async (signal) => {
         if (this.hang) await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
