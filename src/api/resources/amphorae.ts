@@ -15,6 +15,7 @@ import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind,
 import { lockForChildChange } from '../locks.js';
 import { amphoraView } from '../views/amphora.js';
 import { amphoraStats } from '../../health/stats.js';
+import { change } from '../change.js';
 
 const column = (name: keyof AmphoraTable, kind: AttrKind = 'string') => ({ column: name, kind });
 
@@ -107,7 +108,7 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     authorize(req.ctx, 'amphora', 'delete');
     const amp = await load(req.params.id);
     const lb = await ownerFor(amp, 'amphora.delete');
-    await db.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       const r = await trx
         .updateTable('amphora')
         .set({ status: lb ? 'PENDING_DELETE' : 'DELETED', updated_at: timestamp() })
@@ -117,7 +118,6 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
       if (Number(r.numUpdatedRows) !== 1) throw apiError('LB_IMMUTABLE', 'amphora', amp.id);
       if (lb) await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.delete', payload: { amphora_id: amp.id } });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 
@@ -125,11 +125,10 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     authorize(req.ctx, 'amphora', 'put_failover');
     const amp = await load(req.params.id);
     const lb = await requireOwner(amp, 'amphora.failover');
-    await db.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockForChildChange(trx, lb.id);
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id } });
     });
-    deps.jobs.notify();
     return reply.code(202).send();
   });
 
@@ -138,8 +137,7 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     authorize(req.ctx, 'amphora', 'put_config');
     const amp = await load(req.params.id);
     const lb = await requireOwner(amp, 'amphora.config');
-    await enqueue(db, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.config', payload: { amphora_id: amp.id } });
-    deps.jobs.notify();
+    await change(deps, (trx) => enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.config', payload: { amphora_id: amp.id } }));
     return reply.code(202).send();
   });
 

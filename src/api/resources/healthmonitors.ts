@@ -24,6 +24,7 @@ import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmoni
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
+import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -146,13 +147,12 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
   app.post('/healthmonitors', { schema: { body: HealthMonitorCreateBody } }, async (req, reply) => {
     const b = (req.body as Static<typeof HealthMonitorCreateBody>).healthmonitor;
     const pool = await poolRow(db.kysely, b.pool_id);
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       const hm = await insertHealthMonitor(deps, trx, req.ctx, pool, b);
       await lockPoolForChildChange(trx, pool.id);
       await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider: await providerOf(trx, pool.load_balancer_id), operation: 'healthmonitor.create' });
       return hm;
     });
-    deps.jobs.notify();
     return reply.code(201).send({ healthmonitor: await renderOne(deps, row.id) });
   });
 
@@ -163,25 +163,23 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
     const merged = resolveHealthMonitorUpdate(attrsOf(hm), b, pool.protocol, monitorSettings(deps));
     const provider = await providerOf(db.kysely, pool.load_balancer_id);
     deps.providers.forLoadBalancer(provider).checks.healthMonitor?.(merged, { ...pool });
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       await trx.updateTable('health_monitor').set({ ...columnsOf(merged), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() }).where('id', '=', hm.id).execute();
       await writeTags(trx, hm.id, b.tags);
       await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider, operation: 'healthmonitor.update' });
     });
-    deps.jobs.notify();
     return { healthmonitor: await renderOne(deps, hm.id) };
   });
 
   app.delete<{ Params: { id: string } }>('/healthmonitors/:id', async (req, reply) => {
     const hm = await healthMonitorFor(deps, req.ctx, req.params.id, 'delete');
     const pool = await poolRow(db.kysely, hm.pool_id);
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       await markPending(trx, 'health_monitor', [hm.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider: await providerOf(trx, pool.load_balancer_id), operation: 'healthmonitor.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };

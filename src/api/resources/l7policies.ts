@@ -20,6 +20,7 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { prepareL7Rule, writeL7Rule } from './l7rules.js';
+import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -175,13 +176,12 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   app.post('/l7policies', { schema: { body: L7PolicyCreateBody } }, async (req, reply) => {
     const b = (req.body as Static<typeof L7PolicyCreateBody>).l7policy;
     const listener = await listenerRow(db.kysely, b.listener_id);
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       const policy = await insertL7Policy(deps, trx, req.ctx, listener, b);
       await lockListenerForPolicyChange(trx, listener);
       await enqueue(trx, { loadBalancerId: listener.load_balancer_id, provider: await providerOf(trx, listener.load_balancer_id), operation: 'l7policy.create' });
       return policy;
     });
-    deps.jobs.notify();
     return reply.code(201).send({ l7policy: await renderOne(deps, row.id) });
   });
 
@@ -200,7 +200,7 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     };
     const provider = await providerOf(db.kysely, listener.load_balancer_id);
     deps.providers.forLoadBalancer(provider).checks.l7policy?.(attrs, { ...listener });
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockListenerForPolicyChange(trx, listener);
       const position = b.position === undefined ? stored.position : await placeL7Policy(trx, listener.id, stored.id, b.position);
       await trx
@@ -211,19 +211,17 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       await writeTags(trx, stored.id, b.tags);
       await enqueue(trx, { loadBalancerId: listener.load_balancer_id, provider, operation: 'l7policy.update' });
     });
-    deps.jobs.notify();
     return { l7policy: await renderOne(deps, stored.id) };
   });
 
   app.delete<{ Params: { id: string } }>('/l7policies/:id', async (req, reply) => {
     const stored = await l7PolicyFor(deps, req.ctx, req.params.id, 'delete');
     const listener = await listenerRow(db.kysely, stored.listener_id);
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockListenerForPolicyChange(trx, listener);
       await markPending(trx, 'l7policy', [stored.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: listener.load_balancer_id, provider: await providerOf(trx, listener.load_balancer_id), operation: 'l7policy.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };

@@ -18,6 +18,7 @@ import { renderL7Rules, type L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, requireActive } from '../locks.js';
 import { checkQuota } from '../quota.js';
+import { change } from '../change.js';
 
 type Trx = Transaction<Database>;
 
@@ -146,7 +147,7 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     authorize(req.ctx, 'l7rule', 'post', pc.policy.project_id);
     const b = (req.body as Static<typeof L7RuleCreateBody>).rule;
     const attrs = prepareL7Rule(pc.driver, b);
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       const { n } = await trx.selectFrom('l7rule').select((eb) => eb.fn.countAll().as('n')).where('l7policy_id', '=', pc.policy.id).executeTakeFirstOrThrow();
       checkRuleCount(pc.policy.id, Number(n) + 1);
       await checkQuota(trx, deps.config, pc.policy.project_id, { l7rule: 1 }, deps.db.dialect);
@@ -155,7 +156,6 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
       await enqueue(trx, { loadBalancerId: pc.loadBalancerId, provider: pc.provider, operation: 'l7rule.create' });
       return rule;
     });
-    deps.jobs.notify();
     return reply.code(201).send({ rule: await renderOne(deps, row.id) });
   });
 
@@ -175,7 +175,7 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     validateL7Rule(merged);
     const attrs = ruleAttrs(merged);
     pc.driver.checks.l7rule?.(attrs);
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPolicyForRuleChange(trx, pc);
       await trx
         .updateTable('l7rule')
@@ -185,19 +185,17 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
       await writeTags(trx, stored.id, b.tags);
       await enqueue(trx, { loadBalancerId: pc.loadBalancerId, provider: pc.provider, operation: 'l7rule.update' });
     });
-    deps.jobs.notify();
     return { rule: await renderOne(deps, stored.id) };
   });
 
   app.delete<Params>('/l7policies/:policyId/rules/:id', async (req, reply) => {
     const pc = await policyContext(deps, req.params.policyId);
     const stored = await ruleFor(deps, req.ctx, pc.policy.id, req.params.id, 'delete');
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPolicyForRuleChange(trx, pc);
       await markPending(trx, 'l7rule', [stored.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: pc.loadBalancerId, provider: pc.provider, operation: 'l7rule.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };

@@ -22,6 +22,7 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { statsTotals } from '../../health/stats.js';
+import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -200,14 +201,13 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = (req.body as Static<typeof ListenerCreateBody>).listener;
     const lb = await parentLoadBalancer(db.kysely, lbId);
     authorize(req.ctx, 'listener', 'post', lb.project_id);
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       await lockForChildChange(trx, lb.id);
       await checkQuota(trx, deps.config, lb.project_id, { listener: 1 }, db.dialect);
       const created = await insertListener(deps, trx, req.ctx, lb, input);
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.create' });
       return created;
     });
-    deps.jobs.notify();
     const [view] = await renderListeners(db.kysely, [row]);
     return reply.code(201).send({ listener: view });
   });
@@ -216,24 +216,22 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     const row = await listenerFor(deps, req.ctx, req.params.id, 'put');
     const b = (req.body as Static<typeof ListenerUpdateBody>).listener;
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const view = await db.kysely.transaction().execute(async (trx) => {
+    const view = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
       const [updated] = await renderListeners(trx, [await updateListener(deps, trx, row.id, b)]);
       return updated;
     });
-    deps.jobs.notify();
     return { listener: view };
   });
 
   app.delete<{ Params: { id: string } }>('/listeners/:id', async (req, reply) => {
     const row = await listenerFor(deps, req.ctx, req.params.id, 'delete');
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
       const lb = await parentLoadBalancer(trx, row.load_balancer_id);
       await markPending(trx, 'listener', [row.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };

@@ -20,6 +20,7 @@ import { checkQuota } from '../quota.js';
 import type { SubnetDef } from '../../network/catalog.js';
 import type { ProviderDriver } from '../../providers/driver.js';
 import { insertGraphChildren, renderFullLoadBalancer } from '../graph.js';
+import { change } from '../change.js';
 
 export const loadBalancerList: ListSpec = {
   table: 'load_balancer',
@@ -228,7 +229,7 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
     for (const sg of b.vip_sg_ids ?? []) if (!deps.network.securityGroup(sg)) throw apiError('INVALID_SUBRESOURCE', 'Security Group', sg);
     const driver = deps.providers.forLoadBalancer(row.provider);
     driver.checks.loadBalancer?.({ ...row, ...b });
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockLoadBalancer(trx, row.id, ['ACTIVE'], 'PENDING_UPDATE');
       const set: Partial<LoadBalancerRow> = {};
       if (b.name !== undefined) set.name = b.name ?? '';
@@ -240,7 +241,6 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
       await writeTags(trx, row.id, b.tags);
       await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.update' });
     });
-    deps.jobs.notify();
     const updated = await loadBalancerFor(deps, req.ctx, row.id, 'get_one');
     const [view] = await renderLoadBalancers(deps, [updated]);
     return { loadbalancer: view };
@@ -249,7 +249,7 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
   app.delete<{ Params: { id: string }; Querystring: { cascade?: string } }>('/loadbalancers/:id', async (req, reply) => {
     const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'delete');
     const cascade = truthy(req.query.cascade);
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       if (!cascade) {
         const child =
           (await trx.selectFrom('listener').select('id').where('load_balancer_id', '=', row.id).executeTakeFirst()) ??
@@ -259,18 +259,16 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
       await lockLoadBalancer(trx, row.id, ['ACTIVE', 'ERROR'], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.delete', payload: { cascade } });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 
   app.put<{ Params: { id: string } }>('/loadbalancers/:id/failover', async (req, reply) => {
     const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put_failover');
     deps.providers.forLoadBalancer(row.provider).checks.operation?.('loadbalancer.failover');
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockLoadBalancer(trx, row.id, ['ACTIVE', 'ERROR'], 'PENDING_UPDATE');
       await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.failover' });
     });
-    deps.jobs.notify();
     return reply.code(202).send();
   });
 };

@@ -21,6 +21,7 @@ import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
+import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -176,7 +177,7 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     const pool = await poolOfPath(deps, req.params.pool_id);
     authorize(req.ctx, 'member', 'post', pool.project_id);
     const { project_id: _project, tenant_id: _tenant, ...input } = (req.body as Static<typeof MemberCreateBody>).member;
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       await checkQuota(trx, deps.config, pool.project_id, { member: 1 }, db.dialect);
       const created = await insertMember(deps, trx, req.ctx, pool, input);
@@ -184,7 +185,6 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.create' });
       return created;
     });
-    deps.jobs.notify();
     const [view] = await renderMembers(db.kysely, [row]);
     return reply.code(201).send({ member: view });
   });
@@ -194,11 +194,10 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     const additiveOnly = req.query.additive_only === undefined ? false : (decodeField(Type.Boolean(), req.query.additive_only, 'additive_only') as boolean);
     for (const action of additiveOnly ? (['post', 'put'] as const) : (['post', 'put', 'delete'] as const)) authorize(req.ctx, 'member', action, pool.project_id);
     const wanted = (req.body as Static<typeof MemberBatchBody>).members;
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       await applyBatch(deps, trx, req.ctx, pool, wanted, additiveOnly);
     });
-    deps.jobs.notify();
     return reply.code(202).send();
   });
 
@@ -208,7 +207,7 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     authorize(req.ctx, 'member', 'put', pool.project_id);
     const b = (req.body as Static<typeof MemberUpdateBody>).member;
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const view = await db.kysely.transaction().execute(async (trx) => {
+    const view = await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       const current = await trx.selectFrom('member').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
       const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
@@ -216,7 +215,6 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.update' });
       return (await renderMembers(trx, [updated]))[0];
     });
-    deps.jobs.notify();
     return { member: view };
   });
 
@@ -224,13 +222,12 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     const pool = await poolOfPath(deps, req.params.pool_id);
     const row = await memberOf(deps, pool, req.params.id);
     authorize(req.ctx, 'member', 'delete', pool.project_id);
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
       await markPending(trx, 'member', [row.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };

@@ -22,6 +22,7 @@ import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
+import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -168,7 +169,7 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
     if (listener && listener.load_balancer_id !== lb.id) throw apiError('VALIDATION', 'Listener and pool must be on the same load balancer.');
     authorize(req.ctx, 'pool', 'post', lb.project_id);
     if (listener) assertPoolProtocolAllowed(listener.protocol, input.protocol);
-    const row = await db.kysely.transaction().execute(async (trx) => {
+    const row = await change(deps, async (trx) => {
       await lockForChildChange(trx, lb.id);
       // The health monitor's quota is checked by insertHealthMonitor itself.
       await checkQuota(trx, deps.config, lb.project_id, { pool: 1, member: input.members?.length ?? 0 }, db.dialect);
@@ -180,7 +181,6 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.create' });
       return created;
     });
-    deps.jobs.notify();
     const [view] = await renderPools(db.kysely, [row]);
     return reply.code(201).send({ pool: view });
   });
@@ -189,18 +189,17 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
     const row = await poolFor(deps, req.ctx, req.params.id, 'put');
     const b = (req.body as Static<typeof PoolUpdateBody>).pool;
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const view = await db.kysely.transaction().execute(async (trx) => {
+    const view = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
       const [updated] = await renderPools(trx, [await updatePool(deps, trx, row.id, b)]);
       return updated;
     });
-    deps.jobs.notify();
     return { pool: view };
   });
 
   app.delete<{ Params: { id: string } }>('/pools/:id', async (req, reply) => {
     const row = await poolFor(deps, req.ctx, req.params.id, 'delete');
-    await db.kysely.transaction().execute(async (trx) => {
+    await change(deps, async (trx) => {
       const policy = await trx.selectFrom('l7policy').select('id').where('redirect_pool_id', '=', row.id).orderBy('created_at').executeTakeFirst();
       if (policy) throw apiError('CONFLICT', `Pool ${row.id} is in use by L7 policy ${policy.id}`);
       await lockForChildChange(trx, row.load_balancer_id);
@@ -209,7 +208,6 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
       await markPending(trx, 'pool', [row.id], 'PENDING_DELETE');
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.delete' });
     });
-    deps.jobs.notify();
     return reply.code(204).send();
   });
 };
