@@ -249,8 +249,8 @@ test('waitReady gives up at the deadline with the last error', async (t) => {
   assert.ok(err instanceof AgentConnectionError);
   assert.equal(err.code, 'ECONNREFUSED');
   assert.match(err.message, new RegExp(`agent of amphora ${AMPHORA_A} at https://127\\.0\\.0\\.1:${port} was not ready by the deadline \\(\\d+ attempts\\); last error: .*ECONNREFUSED`));
-  const elapsed = Date.now() - t0;
-  assert.ok(elapsed >= 380 && elapsed < 2_000, `elapsed ${elapsed} ms`);
+  // It must not give up before the deadline (how long after it is a matter of load, not of logic).
+  assert.ok(Date.now() - t0 >= 380, `gave up after ${Date.now() - t0} ms`);
 });
 
 test('waitReady stops at once on an identity failure instead of waiting for the deadline', async (t) => {
@@ -258,8 +258,9 @@ test('waitReady stops at once on an identity failure instead of waiting for the 
   const agent = clientFor(server.url, AMPHORA_A);
   t.after(() => agent.close());
   const t0 = Date.now();
-  await assert.rejects(agent.waitReady(AbortSignal.timeout(10_000), Date.now() + 10_000), (e: unknown) => e instanceof AgentConnectionError && e.code === 'ERR_AMPHORA_IDENTITY');
-  assert.ok(Date.now() - t0 < 2_000);
+  await assert.rejects(agent.waitReady(AbortSignal.timeout(60_000), Date.now() + 60_000), (e: unknown) => e instanceof AgentConnectionError && e.code === 'ERR_AMPHORA_IDENTITY');
+  // Far below the deadline: it did not retry until the deadline.
+  assert.ok(Date.now() - t0 < 30_000);
 });
 
 test('waitReady ends when the signal aborts', async (t) => {

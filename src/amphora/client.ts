@@ -123,17 +123,21 @@ export class AgentClient {
    */
   async waitReady(signal: AbortSignal, deadlineMs: number): Promise<AgentInfo> {
     let pause = FIRST_RETRY_MS;
+    let telling: unknown;
     for (let attempt = 1; ; attempt++) {
       const timeoutMs = Math.max(1, Math.min(this.timeoutMs, deadlineMs - Date.now()));
       try {
         return await this.call<AgentInfo>('GET', '/info', undefined, signal, timeoutMs);
       } catch (e) {
         if (!isTransient(e)) throw e;
+        // An attempt the deadline cut short says less than the failure before it.
+        const cutShort = timeoutMs < this.timeoutMs && (e as AgentConnectionError).code === 'ETIMEOUT';
+        if (!cutShort || telling === undefined) telling = e;
         const left = deadlineMs - Date.now();
         if (left <= 0)
           throw new AgentConnectionError(
-            `agent of amphora ${this.amphoraId} at ${this.target.origin} was not ready by the deadline (${attempt} attempts); last error: ${(e as Error).message}`,
-            (e as AgentConnectionError).code ?? 'ENOTREADY',
+            `agent of amphora ${this.amphoraId} at ${this.target.origin} was not ready by the deadline (${attempt} attempts); last error: ${(telling as Error).message}`,
+            (telling as AgentConnectionError).code ?? 'ENOTREADY',
             true,
           );
         await sleep(Math.min(pause, left), undefined, { signal });
