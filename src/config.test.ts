@@ -16,6 +16,13 @@ test('a wrong type and an unknown default provider are refused', () => {
   assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { defaultProvider: 'amphora' } })), /defaultProvider 'amphora' is not in api.enabledProviders/);
 });
 
+test('amphora.healthListen is host:port with a fixed port, IPv6 in brackets', () => {
+  const withListen = (healthListen: string) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { amphora: { healthListen } }));
+  assert.equal(withListen('[::1]:5556').amphora.healthListen, '[::1]:5556');
+  assert.throws(() => withListen('localhost'), (e: Error) => e instanceof ConfigError && /amphora.healthListen must be host:port, got 'localhost'/.test(e.message));
+  assert.throws(() => withListen('127.0.0.1:0'), /port 0: amphorae are told this address .* set a fixed free UDP port/);
+});
+
 test('files merge over defaults: objects key by key, lists replaced', () => {
   const merged = deepMerge(defaultConfig('/tmp/x'), { api: { port: 1234 }, network: { qosPolicies: [] } });
   assert.equal(merged.api.port, 1234);

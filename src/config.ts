@@ -10,6 +10,7 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
+import { parseHostPort } from './domain/net.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
 const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
@@ -244,7 +245,20 @@ export function validateConfig(candidate: unknown): Config {
     throw new ConfigError(`api.defaultProvider '${config.api.defaultProvider}' is not in api.enabledProviders`);
   if (config.identity.mode === 'external' && !config.identity.external.authUrl)
     throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
+  checkHealthListen(config.amphora.healthListen);
   return config;
+}
+
+/** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */
+function checkHealthListen(listen: string): void {
+  let port: number;
+  try {
+    port = parseHostPort(listen, 'amphora.healthListen').port;
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  if (port === 0)
+    throw new ConfigError(`amphora.healthListen '${listen}' has port 0: amphorae are told this address and keep it across restarts, so set a fixed free UDP port`);
 }
 
 /** The token secret is generated once per data directory unless the config sets one. */

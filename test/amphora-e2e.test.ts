@@ -8,13 +8,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
-import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { collectBodies, eventually, freeUdpPort, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -22,15 +21,6 @@ const DEMO = 'ostia-demo';
 type Obj = Record<string, unknown>;
 interface StatusTree {
   loadbalancer: { listeners: Array<{ pools: Array<{ members: Array<{ id: string; operating_status: string }> }> }> };
-}
-
-/** A UDP port free right now, for the health manager (port 0 would not reach the amphorae). */
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(resolve));
-  return port;
 }
 
 /** Pids of processes whose command line names `dir`: agents, and HAProxies started in it. */

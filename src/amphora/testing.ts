@@ -2,6 +2,7 @@
  * Fixtures for the amphora tests: private directories, loopback addresses nobody else uses,
  * small real HTTP backends that say who answered, and bounded polling.
  */
+import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +25,15 @@ export function loopbackAddress(): string {
 /** A port for a listener HAProxy binds itself; its own random address makes a clash unlikely. */
 export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 40000);
+}
+
+/** A UDP port free right now, for a health manager whose address amphorae must be told. */
+export async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(resolve));
+  return port;
 }
 
 export interface Backend {

@@ -87,3 +87,11 @@ export function cidrContains(cidr: Cidr, ip: string): boolean {
   const bits = v === 4 ? 32 : 128;
   return ipToBigInt(ip) >> BigInt(bits - cidr.prefix) === cidr.network >> BigInt(bits - cidr.prefix);
 }
+
+/** `host:port` with IPv6 hosts in brackets; `what` names the setting in the error. */
+export function parseHostPort(value: string, what: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`${what} must be host:port, got '${value}'`);
+  return { host: m[1] ?? m[2]!, port };
+}

@@ -6,6 +6,7 @@
  * database falls behind the oldest reports are dropped and counted.
  */
 import { createSocket, type Socket } from 'node:dgram';
+import { parseHostPort } from '../domain/net.js';
 import type { Logger } from 'pino';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { decodeHeartbeat } from '../amphora/heartbeat.js';
@@ -59,13 +60,6 @@ const MAX_AWAITING_KEY = 1024;
 /** Keys of amphorae silent this long leave the cache (they were failed over or deleted long ago). */
 const KEY_IDLE_MS = 10 * 60_000;
 
-export function parseHostPort(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`amphora.healthListen must be host:port, got '${listen}'`);
-  return { host: m[1] ?? m[2]!, port };
-}
-
 export class HeartbeatReceiver {
   readonly counters: ReceiverCounters = { received: 0, accepted: 0, rejected: 0, unknownAmphora: 0, replayed: 0, stale: 0, overflowDropped: 0, writeFailures: 0 };
   private socket: Socket | undefined;
@@ -88,7 +82,7 @@ export class HeartbeatReceiver {
   }
 
   async start(): Promise<{ address: string; port: number }> {
-    const { host, port } = parseHostPort(this.opts.listen);
+    const { host, port } = parseHostPort(this.opts.listen, 'amphora.healthListen');
     const socket = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 * 1024 * 1024 });
     socket.on('message', (datagram) => this.receive(datagram));
     socket.on('error', (err) => this.opts.log.error({ err }, 'heartbeat socket error'));
