@@ -2,7 +2,8 @@
  * `ostia <command>`: dispatches to one subcommand and turns any failure into one line on
  * stderr (what failed, then what to do) and a non-zero exit code.
  */
-import { CliError, helpText, parseInput, type Command } from './command.js';
+import { helpText, type Command } from './command.js';
+import { runCommand } from './run.js';
 import { up } from './up.js';
 import { api } from './api.js';
 import { worker } from './worker.js';
@@ -45,27 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ostia: unknown command '${name}'. Run 'ostia --help' for the list.\n`);
     return 2;
   }
-  try {
-    const input = parseInput(command, rest);
-    if (!input) {
-      process.stdout.write(helpText(command));
-      return 0;
-    }
-    return await command.run(input);
-  } catch (e) {
-    return report(command, e);
-  }
-}
-
-function report(command: Command, e: unknown): number {
-  if (e instanceof CliError) {
-    process.stderr.write(`ostia ${command.name}: ${e.message}. ${e.hint}\n`);
-    return e.exitCode;
-  }
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`ostia ${command.name}: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug or an unforeseen condition: rerun with OSTIA_DEBUG=1 for the stack trace and report it.\n`);
-  if (process.env.OSTIA_DEBUG) process.stderr.write(`${e instanceof Error ? e.stack : ''}\n`);
-  return 1;
+  return runCommand(command, rest);
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -41,6 +41,12 @@ export type ComputeStatus = 'running' | 'stopped';
 export interface ComputeDriver {
   /** Starts the amphora and returns its compute id; booting an amphora that already runs returns its id again. */
   boot(spec: AmphoraSpec, signal: AbortSignal): Promise<string>;
+  /**
+   * Resolves once the amphora says its agent serves: an event the driver awaits, not a poll. Resolves at
+   * once for an amphora this process did not boot (a resumed flow then polls the agent itself); rejects
+   * when the amphora's processes exit first.
+   */
+  started(computeId: string, signal: AbortSignal): Promise<void>;
   /** 'stopped' also for ids the driver does not know (deleted, or never booted). */
   status(computeId: string): Promise<ComputeStatus>;
   /** Stops everything the amphora runs and removes it; deleting an unknown id succeeds. */

@@ -26,6 +26,7 @@ function fakeCompute(amphoraIds: string[]): ComputeDriver & { running: Map<strin
   return {
     running,
     boot: async () => { throw new Error('not used'); },
+    started: async () => { throw new Error('not used'); },
     status: async (computeId) => (running.has(computeId) ? 'running' : 'stopped'),
     delete: async (computeId) => void running.delete(computeId),
     list: async () => [...running].map(([computeId, amphoraId]) => ({ computeId, amphoraId })),

@@ -24,6 +24,8 @@ if (deaf) process.on('SIGTERM', () => {});
 const child = spawn(process.execPath, ['-e', (deaf ? "process.on('SIGTERM', () => {});" : '') + 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 writeFileSync('started.json', JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: Object.keys(process.env), child: child.pid }));
 console.log('fake agent up');
+const readyFd = process.argv.indexOf('--ready-fd');
+if (readyFd > 0) require('node:fs').writeSync(Number(process.argv[readyFd + 1]), 'ready\\n');
 setInterval(() => {}, 1000);
 `;
 
@@ -38,7 +40,7 @@ function setup(t: { after(fn: () => Promise<void> | void): void }, extraArgs: st
   const root = mkdtempSync(join(tmpdir(), 'ostia-local-compute-'));
   const script = join(root, 'fake-agent.cjs');
   writeFileSync(script, FAKE_AGENT);
-  const compute = new LocalCompute(join(root, 'amphorae'), { command: (dir) => ({ file: process.execPath, args: [script, '--dir', dir, ...extraArgs] }), stopGraceMs });
+  const compute = new LocalCompute(join(root, 'amphorae'), { command: (dir) => ({ file: process.execPath, args: [script, '--dir', dir, '--ready-fd', '3', ...extraArgs] }), stopGraceMs });
   t.after(async () => {
     for (const { computeId } of await compute.list()) await compute.delete(computeId);
     rmSync(root, { recursive: true, force: true });
@@ -99,7 +101,7 @@ test('boot writes agent.json and the 0600 secrets, and starts the agent detached
   assert.equal(mode(dir), 0o700);
 
   const run = await started(dir);
-  assert.deepEqual(run.argv, ['--dir', dir]);
+  assert.deepEqual(run.argv, ['--dir', dir, '--ready-fd', '3']);
   assert.equal(run.cwd, dir);
   assert.deepEqual(run.env, ['PATH'], 'none of the controller environment leaks into the amphora');
   const { pid } = pidRecord(dir);
@@ -216,6 +218,32 @@ test('boot refuses ids that are not UUIDs, directories outside the root, and an 
   assert.deepEqual(await compute.list(), []);
 });
 
+test('started() awaits the line the agent writes on its ready pipe', async (t) => {
+  const { compute } = setup(t);
+  const computeId = await compute.boot(spec(compute), AbortSignal.timeout(10_000));
+  await compute.started(computeId, AbortSignal.timeout(10_000));
+  // The fake writes its ready line after started.json: awaiting it means the agent got that far.
+  assert.ok(existsSync(join(spec(compute).dir, 'started.json')));
+});
+
+test('started() rejects, naming the log, when the processes exit before saying they serve', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'ostia-local-compute-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const compute = new LocalCompute(root, { command: () => ({ file: process.execPath, args: ['-e', 'process.exit(3)'] }) });
+  const computeId = await compute.boot(spec(compute), AbortSignal.timeout(10_000));
+  await assert.rejects(compute.started(computeId, AbortSignal.timeout(10_000)), /exited \(code 3\) before its agent listened; see .*agent\.log/);
+});
+
+test('started() resolves at once for an amphora another driver instance booted, and ends on abort', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'ostia-local-compute-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const silent = new LocalCompute(root, { command: () => ({ file: process.execPath, args: ['-e', 'setTimeout(() => {}, 30000)'] }), stopGraceMs: 100 });
+  const computeId = await silent.boot(spec(silent), AbortSignal.timeout(10_000));
+  t.after(() => silent.delete(computeId));
+  await new LocalCompute(root).started(computeId, AbortSignal.timeout(10_000));
+  await assert.rejects(silent.started(computeId, AbortSignal.timeout(200)), (e: Error) => e.name === 'TimeoutError');
+});
+
 test('a program that cannot be started fails boot with the reason', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'ostia-local-compute-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
@@ -239,10 +267,10 @@ test('list ignores entries that are not amphora directories', async (t) => {
   assert.deepEqual((await compute.list()).map((a) => a.amphoraId), [AMPHORA_ID]);
 });
 
-test('the default command runs this checkout\'s bin/ostia.js agent under the current Node', () => {
+test('the default command runs this checkout\'s bundled agent under the current Node', () => {
   const { file, args } = defaultAgentCommand('/data/amphorae/x');
   assert.equal(file, process.execPath);
-  assert.match(args[0]!, /\/bin\/ostia\.js$/);
+  assert.match(args[0]!, /\/dist\/ostia-agent\.mjs$/);
   assert.ok(existsSync(args[0]!));
-  assert.deepEqual(args.slice(1), ['agent', '--dir', '/data/amphorae/x']);
+  assert.deepEqual(args.slice(1), ['--dir', '/data/amphorae/x', '--ready-fd', '3']);
 });

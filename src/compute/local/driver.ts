@@ -1,6 +1,6 @@
 /**
- * Compute driver `local`: each amphora is `ostia agent --dir <rootDir>/<amphoraId>` started
- * detached, in its own process group with its output in agent.log, so it keeps serving
+ * Compute driver `local`: each amphora is `ostia agent --dir <rootDir>/<amphoraId>` (the bundle
+ * dist/ostia-agent.mjs) started detached, in its own process group with its output in agent.log, so it keeps serving
  * when the controller that booted it stops or restarts, as a VM would. Everything about an
  * amphora lives in its directory; the directory is the amphora's only record here.
  *
@@ -9,8 +9,12 @@
  *   client-ca.pem           the CA controllers' client certs chain to (0600)
  *   agent.pid               { pid, startTime } of the group leader
  *   agent.log               the agent's stdout and stderr
+ *
+ * The agent gets a pipe on file descriptor READY_FD and writes a line to it once it listens, so
+ * a boot is awaited, not polled.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -21,7 +25,10 @@ import type { AgentBootConfig, AmphoraSpec, ComputeDriver, ComputeStatus } from 
 import { leaderRunning, startTimeOf, stopGroup, type GroupRecord } from './process-group.js';
 
 export interface LocalComputeOptions {
-  /** The program an amphora runs; default `ostia agent --dir <dir>` under this Node. Tests substitute their own. */
+  /**
+   * The program an amphora runs; default `ostia agent --dir <dir> --ready-fd 3` (bundled) under this Node. Tests
+   * substitute their own, which must write a line to READY_FD once serving.
+   */
   command?: (dir: string) => { file: string; args: string[] };
   /** How long an amphora's processes get after SIGTERM before SIGKILL (HAProxy finishes its connections). */
   stopGraceMs?: number;
@@ -37,16 +44,20 @@ const FILES = {
   log: 'agent.log',
 } as const;
 const DEFAULT_STOP_GRACE_MS = 10_000;
-const OSTIA_BIN = fileURLToPath(new URL('../../../../bin/ostia.js', import.meta.url));
+export const READY_FD = 3;
+/** The bundled `ostia agent` that `npm run build` writes (scripts/bundle-agent.mjs). */
+const AGENT_BUNDLE = fileURLToPath(new URL('../../../ostia-agent.mjs', import.meta.url));
 
 export function defaultAgentCommand(dir: string): { file: string; args: string[] } {
-  return { file: process.execPath, args: [OSTIA_BIN, 'agent', '--dir', dir] };
+  return { file: process.execPath, args: [AGENT_BUNDLE, '--dir', dir, '--ready-fd', String(READY_FD)] };
 }
 
 export class LocalCompute implements ComputeDriver {
   readonly rootDir: string;
   private readonly command: (dir: string) => { file: string; args: string[] };
   private readonly stopGraceMs: number;
+  /** Amphorae this process booted whose readiness nobody has awaited yet. */
+  private readonly starting = new Map<string, Readiness>();
 
   constructor(rootDir: string, opts: LocalComputeOptions = {}) {
     this.rootDir = resolve(rootDir);
@@ -71,9 +82,25 @@ export class LocalCompute implements ComputeDriver {
     await chmod(dir, 0o700);
     await writeBootFiles(dir, spec);
     signal.throwIfAborted();
-    const record = await this.start(dir);
+    const { record, readiness } = await this.start(dir);
+    this.starting.set(computeId, readiness);
     await writeAtomically(join(dir, FILES.pid), JSON.stringify(record));
     return computeId;
+  }
+
+  async started(computeId: string, signal: AbortSignal): Promise<void> {
+    const readiness = this.starting.get(computeId);
+    if (!readiness) return;
+    // Only while awaited does the pipe keep this process alive: a stopping controller never waits for a boot.
+    readiness.pipe.ref();
+    readiness.child.ref();
+    try {
+      await raceAbort(readiness.started, signal);
+    } finally {
+      readiness.pipe.unref();
+      readiness.child.unref();
+      this.starting.delete(computeId);
+    }
   }
 
   async status(computeId: string): Promise<ComputeStatus> {
@@ -82,6 +109,7 @@ export class LocalCompute implements ComputeDriver {
   }
 
   async delete(computeId: string): Promise<void> {
+    this.starting.delete(computeId);
     const dir = this.amphoraDir(parseComputeId(computeId));
     const record = await readRecord(dir);
     if (record) await stopGroup(record, this.stopGraceMs);
@@ -110,21 +138,64 @@ export class LocalCompute implements ComputeDriver {
     return expected;
   }
 
-  private async start(dir: string): Promise<GroupRecord> {
+  private async start(dir: string): Promise<{ record: GroupRecord; readiness: Readiness }> {
     const { file, args } = this.command(dir);
     const log = openSync(join(dir, FILES.log), 'a', 0o600);
     try {
       // detached: a new session and process group, so signals to the controller's group never reach it
       // and delete can signal the agent and its HAProxy together.
-      const child = spawn(file, args, { cwd: dir, detached: true, stdio: ['ignore', log, log], env: amphoraEnv() });
+      const stdio: StdioOptions = ['ignore', log, log];
+      stdio[READY_FD] = 'pipe';
+      const child = spawn(file, args, { cwd: dir, detached: true, stdio, env: amphoraEnv() });
       await once(child, 'spawn');
+      const readiness = readinessOf(child, dir);
       child.unref();
       const pid = child.pid!;
-      return { pid, startTime: startTimeOf(pid) };
+      return { record: { pid, startTime: startTimeOf(pid) }, readiness };
     } finally {
       closeSync(log);
     }
   }
+}
+
+interface Readiness {
+  child: ChildProcess;
+  pipe: Socket;
+  started: Promise<void>;
+}
+
+/** Settles on the first line on the ready pipe (then closed) or on the child's exit. */
+function readinessOf(child: ChildProcess, dir: string): Readiness {
+  const pipe = child.stdio[READY_FD] as Socket;
+  pipe.unref();
+  const started = new Promise<void>((resolve, reject) => {
+    const done = () => {
+      child.off('exit', exited);
+      pipe.destroy();
+    };
+    const exited = (code: number | null, signal: NodeJS.Signals | null) => {
+      done();
+      reject(new Error(`the processes of amphora in ${dir} exited (${signal ?? `code ${code}`}) before its agent listened; see ${join(dir, FILES.log)}`));
+    };
+    child.once('exit', exited);
+    pipe.once('data', () => {
+      done();
+      resolve();
+    });
+    pipe.on('error', () => undefined);
+  });
+  // Observed now so that an early exit nobody awaits is not an unhandled rejection; `started()` rethrows it.
+  started.catch(() => undefined);
+  return { child, pipe, started };
+}
+
+function raceAbort(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const aborted = () => reject(signal.reason);
+    signal.addEventListener('abort', aborted, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 export function parseComputeId(computeId: string): string {

@@ -25,6 +25,7 @@ class FakeCompute implements ComputeDriver {
     this.running.set(`fake:${spec.amphoraId}`, spec);
     return `fake:${spec.amphoraId}`;
   }
+  async started(): Promise<void> {}
   async status(computeId: string): Promise<ComputeStatus> {
     return this.running.has(computeId) ? 'running' : 'stopped';
   }

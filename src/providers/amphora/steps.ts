@@ -204,8 +204,14 @@ export function waitForAgent(load: AmphoraDepsLoader): Step {
           () => undefined,
         );
       }, COMPUTE_CHECK_MS);
+      const deadline = Date.now() + deps.settings.bootTimeoutMs;
+      const waiting = AbortSignal.any([ctx.signal, exited.signal]);
       try {
-        await withAgent(deps, amp, (client) => client.waitReady(AbortSignal.any([ctx.signal, exited.signal]), Date.now() + deps.settings.bootTimeoutMs));
+        // The boot's own announcement first (no polling); the agent is then asked once, or polled after a resume.
+        await deps.compute.started(amp.compute_id!, AbortSignal.any([waiting, AbortSignal.timeout(deps.settings.bootTimeoutMs)])).catch((e: unknown) => {
+          if (waiting.aborted || (e as { name?: unknown } | null)?.name !== 'TimeoutError') throw e;
+        });
+        await withAgent(deps, amp, (client) => client.waitReady(waiting, deadline));
       } finally {
         clearInterval(watch);
       }
