@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run up`: from a fresh clone to a running Ostia (API, worker, embedded Keystone, SQLite
-# under .ostia/). Needs only Node.js 20+ and npm; the native SQLite module ships prebuilt.
+# under .ostia/, amphora load balancers as local processes). Needs Node.js 20+ and npm; installs
+# Debian's haproxy if it is missing; the native SQLite module ships prebuilt.
 # Arguments go to `ostia up`: npm run up -- --port 0 --data-dir /tmp/ostia
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,17 @@ major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 20 ]; then
   echo "ostia: Node.js 20 or newer is needed, this is $(node --version); upgrade it and rerun 'npm run up'." >&2
   exit 1
+fi
+
+# The amphora provider (the default) runs Debian's HAProxy for each load balancer.
+if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+  echo "ostia: installing haproxy (apt-get install haproxy) for the amphora provider..." >&2
+  if ! { $sudo apt-get -o DPkg::Lock::Timeout=300 update && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends haproxy; } </dev/null >&2; then
+    echo "ostia: could not install haproxy; install it (apt-get install haproxy) or enable only the noop provider (api.enabledProviders: [noop])." >&2
+    exit 1
+  fi
 fi
 
 if [ ! -d node_modules ]; then

@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
+import { amphoraProviderEnabled } from './health.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 
@@ -39,6 +40,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   // Listening first, so a signal that arrives while starting still shuts down cleanly.
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
+  if (roles.worker && amphoraProviderEnabled(options)) await requireHaproxy(options);
   if (roles.api || sqlitePath(options)) prepareDataDir(options);
   const config = roles.api ? withTokenSecret(options) : options;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
@@ -65,6 +67,16 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   for (const service of services.reverse()) await service.close();
   await runtime.close();
   return 0;
+}
+
+/** A worker that boots amphorae fails at start, not at the first load balancer, when HAProxy is missing. */
+async function requireHaproxy(config: Config): Promise<void> {
+  const { findAmphoraProgram } = await import('../compute/local/driver.js');
+  if (findAmphoraProgram(config.amphora.haproxyBinary)) return;
+  throw new CliError(
+    `the amphora provider is enabled but its HAProxy ('${config.amphora.haproxyBinary}', amphora.haproxyBinary) is not installed`,
+    "Install it (apt-get install haproxy, or 'npm run up' does), set amphora.haproxyBinary to its path, or enable only the noop provider (api.enabledProviders: [noop]).",
+  );
 }
 
 /** The amphora roles run beside the runtime, on its database and job signal. */

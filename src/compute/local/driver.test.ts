@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalCompute, defaultAgentCommand, parseComputeId } from './driver.js';
+import { LocalCompute, amphoraPath, defaultAgentCommand, findAmphoraProgram, parseComputeId } from './driver.js';
 import { leaderRunning } from './process-group.js';
 import type { AgentBootConfig, AmphoraSpec } from '../driver.js';
 
@@ -265,6 +265,23 @@ test('list ignores entries that are not amphora directories', async (t) => {
   await compute.boot(spec(compute), AbortSignal.timeout(10_000));
   writeFileSync(join(compute.rootDir, 'notes.txt'), 'x');
   assert.deepEqual((await compute.list()).map((a) => a.amphoraId), [AMPHORA_ID]);
+});
+
+test('amphorae find programs in sbin directories too, where Debian puts haproxy', (t) => {
+  const saved = process.env.PATH;
+  t.after(() => {
+    process.env.PATH = saved;
+  });
+  process.env.PATH = '/usr/bin:/bin';
+  assert.deepEqual(amphoraPath().split(':'), ['/usr/bin', '/bin', '/usr/local/sbin', '/usr/sbin', '/sbin']);
+  assert.equal(findAmphoraProgram('sh'), '/usr/bin/sh');
+  assert.equal(findAmphoraProgram('/bin/sh'), '/bin/sh');
+  assert.equal(findAmphoraProgram('no-such-program-anywhere'), null);
+  const plain = join(mkdtempSync(join(tmpdir(), 'ostia-path-')), 'haproxy');
+  writeFileSync(plain, '#!/bin/sh\n', { mode: 0o644 });
+  t.after(() => rmSync(dirname(plain), { recursive: true, force: true }));
+  assert.equal(findAmphoraProgram(plain), null, 'not executable');
+  assert.equal(findAmphoraProgram('/usr'), null, 'a directory');
 });
 
 test('the default command runs this checkout\'s bundled agent under the current Node', () => {

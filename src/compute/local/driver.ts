@@ -16,7 +16,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { once } from 'node:events';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -206,7 +206,28 @@ export function parseComputeId(computeId: string): string {
 
 /** The amphora gets none of the controller's environment (database URL, tokens): only where to find programs. */
 function amphoraEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+  return { PATH: amphoraPath() };
+}
+
+/** The controller's PATH plus the sbin directories, where Debian installs haproxy (a user's PATH often lacks them). */
+export function amphoraPath(): string {
+  const dirs = (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':').filter(Boolean);
+  for (const sbin of ['/usr/local/sbin', '/usr/sbin', '/sbin']) if (!dirs.includes(sbin)) dirs.push(sbin);
+  return dirs.join(':');
+}
+
+/** Where an amphora would find `program` (a name looked up on amphoraPath(), or a path), or null. */
+export function findAmphoraProgram(program: string): string | null {
+  const candidates = program.includes('/') ? [resolve(program)] : amphoraPath().split(':').map((dir) => join(dir, program));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not there, or not executable: try the next
+    }
+  }
+  return null;
 }
 
 async function writeBootFiles(dir: string, spec: AmphoraSpec): Promise<void> {
