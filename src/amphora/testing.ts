@@ -3,7 +3,7 @@
  * small real HTTP backends that say who answered, and bounded polling.
  */
 import { createSocket } from 'node:dgram';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,13 +27,24 @@ export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 40000);
 }
 
-/** A UDP port free right now, for a health manager whose address amphorae must be told. */
+/**
+ * A UDP port free right now, for a health manager whose address amphorae must be told. Picked
+ * below the kernel's ephemeral range: amphorae bind their heartbeat sockets to ephemeral ports,
+ * handed out nearly in sequence, and one took the health port while `ostia up` restarted.
+ */
 export async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(resolve));
-  return port;
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    const socket = createSocket('udp4');
+    const free = await new Promise<boolean>((resolve) => {
+      socket.once('error', () => resolve(false));
+      socket.bind(port, '127.0.0.1', () => resolve(true));
+    });
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    if (free) return port;
+  }
+  throw new Error(`no free UDP port found below ${low} in 50 tries`);
 }
 
 export interface Backend {

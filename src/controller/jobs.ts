@@ -84,8 +84,24 @@ export async function claimNext(db: Db, owner: string, leaseMs: number): Promise
       .where((eb) => (job.lease_owner === null ? eb('lease_owner', 'is', null) : eb('lease_owner', '=', job.lease_owner)))
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) return undefined;
+    if (job.state === 'running') await closeInterruptedSteps(trx, job.id, `interrupted: worker ${job.lease_owner} stopped renewing its lease`);
     return { ...job, state: 'running', lease_owner: owner, lease_expires_at: now + leaseMs, attempts: job.attempts + 1 };
   });
+}
+
+/** The steps a dead worker left open end with why, so the trace never shows them as still running. */
+async function closeInterruptedSteps(trx: Transaction<Database>, jobId: string, error: string): Promise<void> {
+  await trx.updateTable('job_step').set({ finished_at: preciseTimestamp(), error }).where('job_id', '=', jobId).where('finished_at', 'is', null).execute();
+}
+
+/**
+ * Only one process opens an SQLite database (`ostia up`), so at its start every running job's
+ * worker is dead: its jobs are adopted at once instead of after their lease.
+ */
+export async function adoptOrphanedJobs(db: Db): Promise<number> {
+  if (db.dialect !== 'sqlite') return 0;
+  const r = await db.kysely.updateTable('job').set({ lease_expires_at: 0 }).where('state', '=', 'running').executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 /** Extends our lease; false when another worker has taken the job over. */

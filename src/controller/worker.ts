@@ -11,7 +11,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { Operation } from '../providers/driver.js';
 import type { JobSignal } from './signal.js';
 import type { StepContext } from './flow.js';
-import { claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
+import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 
 export interface WorkerOptions {
@@ -31,7 +31,13 @@ export class Worker {
   constructor(private readonly opts: WorkerOptions) {}
 
   start(): void {
-    for (let i = 0; i < this.opts.concurrency; i++) this.loops.push(this.loop());
+    const adopted = adoptOrphanedJobs(this.opts.db).then(
+      (n) => {
+        if (n) this.opts.log.info({ jobs: n }, 'adopting the jobs the previous process left running');
+      },
+      (err: unknown) => this.opts.log.error({ err }, 'adopting the jobs of the previous process failed; they resume when their lease expires'),
+    );
+    for (let i = 0; i < this.opts.concurrency; i++) this.loops.push(adopted.then(() => this.loop()));
   }
 
   async close(): Promise<void> {

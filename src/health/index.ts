@@ -70,7 +70,7 @@ export class HealthManager {
     const bound = await this.receiver.start();
     this.timer = setInterval(() => {
       this.checking = this.checking.then(() => this.check());
-    }, this.deps.config.amphora.heartbeatIntervalMs);
+    }, checkPeriodMs(this.deps.config.amphora.heartbeatTimeoutMs));
     this.deps.log.info({ listen: `${bound.address}:${bound.port}` }, 'health manager receiving heartbeats');
     return bound;
   }
@@ -97,4 +97,12 @@ export class HealthManager {
     if (outcome.kind === 'checked') this.failoversTriggered += outcome.triggered.length;
     if (outcome.kind === 'receiver-degraded') this.deps.log.warn({ counters: this.counters() }, 'heartbeats were dropped or not written recently: no failover until that clears');
   }
+}
+
+/**
+ * How often silence is judged. An amphora is failed over at most one period after its timeout,
+ * so the period is a small fraction of it (250 ms at the default 3 s): one indexed query each time.
+ */
+export function checkPeriodMs(heartbeatTimeoutMs: number): number {
+  return Math.max(50, Math.floor(heartbeatTimeoutMs / 12));
 }

@@ -3,7 +3,7 @@
  * drive Ostia the way users do: over HTTP with Keystone tokens, or with the real Python
  * clients through the clouds.yaml it writes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,7 +27,10 @@ export interface OstiaServer {
   readonly pid: number;
   /** Output the process wrote so far (bounded), for failure messages. */
   logTail(): string;
+  /** SIGTERM, then the data directory is removed unless the caller passed it (StartOptions.dataDir). */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash would: nothing is cleaned up. Resolves once the process has exited. */
+  kill(): Promise<void>;
 }
 
 /** An `ostia up` with its embedded Keystone and the clouds.yaml it wrote. */
@@ -52,6 +55,11 @@ export interface StartOptions {
   /** How long to wait for the JSON line announcing the listening URL. */
   readyTimeoutMs?: number;
   extraArgs?: readonly string[];
+  /**
+   * Run on this existing data directory (e.g. the one a killed `ostia up` left) instead of a
+   * fresh temporary one. The caller owns it: stop() leaves it in place.
+   */
+  dataDir?: string;
 }
 
 const LOG_TAIL_BYTES = 16_384;
@@ -111,7 +119,10 @@ export async function startOstiaServer(opts: StartOptions = {}): Promise<OstiaSe
 }
 
 async function launch(opts: StartOptions): Promise<{ server: OstiaServer; cloudsYaml: string | null }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-e2e-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ostia-e2e-'));
+  const removeDataDir = () => {
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
   const bin = join(repoRoot(), 'bin', 'ostia.js');
   const child = spawn(process.execPath, [bin, 'up', '--json', '--data-dir', dataDir, '--port', '0', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,23 +143,28 @@ async function launch(opts: StartOptions): Promise<{ server: OstiaServer; clouds
   } catch (err) {
     child.kill('SIGKILL');
     await exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir();
     throw new Error(`${(err as Error).message}\n--- ostia up output ---\n${tail}`);
   }
 
+  const alive = () => child.exitCode === null && child.signalCode === null;
   const server: OstiaServer = {
     url: announced.url.replace(/\/+$/, ''),
     dataDir,
     pid: announced.pid,
     logTail: () => tail,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
+      if (alive()) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
         await exited;
         clearTimeout(timer);
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
+    },
+    async kill() {
+      if (alive()) child.kill('SIGKILL');
+      await exited;
     },
   };
   return { server, cloudsYaml: announced.clouds_yaml };
@@ -211,4 +227,27 @@ export async function keystoneToken(auth: CloudAuth): Promise<string> {
   const token = res.headers.get('x-subject-token');
   if (res.status !== 201 || !token) throw new Error(`token for ${auth.username}@${auth.project_name}: HTTP ${res.status} ${await res.text()}`);
   return token;
+}
+
+/**
+ * Pids of processes whose command line names `dir`: under DATA_DIR/amphorae, the agents and
+ * HAProxies of the amphorae, which outlive the `ostia up` that started them by design.
+ */
+export function processesUnder(dir: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  } catch {
+    // pgrep exits 1 when nothing matches
+    return [];
+  }
+}
+
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }

@@ -85,6 +85,12 @@ export class HaproxyProcess {
   private child: ChildProcess | null = null;
   private startedAt = 0;
   private loaded = false;
+  /**
+   * Settles once the master's CLI answers after the last load: the master takes signals and
+   * commands only then, a moment (150–250 ms here) after its workers already serve. Loads do not
+   * wait for it; the next reload or stop does.
+   */
+  private masterReady: Promise<void> = Promise.resolve();
   private wanted = false;
   private restarts = 0;
   private crashesInARow = 0;
@@ -151,6 +157,7 @@ export class HaproxyProcess {
       this.cancelRestart();
       const child = this.child;
       if (!child) return;
+      await this.masterReady;
       const budget = this.options.stopTimeoutMs ?? 5000;
       for (const [signal, waitMs] of [['SIGUSR1', budget], ['SIGTERM', 2000], ['SIGKILL', 2000]] as const) {
         const exit = this.exitWithin(waitMs);
@@ -203,6 +210,7 @@ export class HaproxyProcess {
   }
 
   private async reloadNow(): Promise<void> {
+    await this.masterReady;
     await this.saveServerState();
     const watch = this.watchLoad();
     await masterCommand(this.options.files.masterSocket, 'reload', this.readyTimeoutMs).catch((e: Error) => watch.cancel(e.message));
@@ -250,9 +258,12 @@ export class HaproxyProcess {
   private async judge(what: 'start' | 'reload', watch: LoadWatch): Promise<void> {
     const outcome = await watch.outcome;
     if (/Loading success/.test(outcome)) {
-      // The master takes signals and commands only once its CLI listens, a moment later.
-      await masterCommand(this.options.files.masterSocket, 'show proc', this.readyTimeoutMs, /\bmaster\b/);
       this.loaded = true;
+      // A master whose CLI never answers is left for the next reload or stop to find out about.
+      this.masterReady = masterCommand(this.options.files.masterSocket, 'show proc', this.readyTimeoutMs, /\bmaster\b/).then(
+        () => undefined,
+        (e: Error) => this.options.log.warn(`haproxy master CLI did not answer after the ${what}: ${e.message}`),
+      );
       return;
     }
     // A failed reload leaves the previous worker serving; anything else leaves nothing.

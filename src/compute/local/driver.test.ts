@@ -182,6 +182,24 @@ test('a crashed agent: stopped, and its orphaned child is cleaned up by delete (
   assert.ok(!alive(second.child));
 });
 
+test('a group spawned but never recorded (the controller died in between) is found by its directory and stopped', async (t) => {
+  const { compute } = setup(t);
+  const s = spec(compute);
+  const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
+  const run = await started(s.dir);
+  const { pid } = pidRecord(s.dir);
+  rmSync(join(s.dir, 'agent.pid'));
+  // A re-boot must not leave the unrecorded group beside the new one.
+  await compute.boot(s, AbortSignal.timeout(10_000));
+  assert.ok(!alive(pid) && !alive(run.child), 'the unrecorded group was stopped');
+  const again = pidRecord(s.dir).pid;
+  assert.notEqual(again, pid);
+  rmSync(join(s.dir, 'agent.pid'));
+  await compute.delete(computeId);
+  assert.ok(!alive(again), 'delete stops a group it has no pid file for');
+  assert.ok(!existsSync(s.dir));
+});
+
 test('a pid file whose pid now belongs to another process is not signalled', async (t) => {
   const { compute } = setup(t);
   const dir = compute.amphoraDir(OTHER_ID);

@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isUuid } from '../../domain/net.js';
 import type { AgentBootConfig, AmphoraSpec, ComputeDriver, ComputeStatus } from '../driver.js';
-import { leaderRunning, startTimeOf, stopGroup, type GroupRecord } from './process-group.js';
+import { groupsWorkingIn, leaderRunning, startTimeOf, stopGroup, type GroupRecord } from './process-group.js';
 
 export interface LocalComputeOptions {
   /**
@@ -76,8 +76,9 @@ export class LocalCompute implements ComputeDriver {
     const computeId = PREFIX + spec.amphoraId;
     const previous = await readRecord(dir);
     if (previous && leaderRunning(previous)) return computeId;
-    // A crashed agent may have left its HAProxy holding the VIP ports: clear the group before starting anew.
-    if (previous) await stopGroup(previous, this.stopGraceMs);
+    // A crashed agent may have left its HAProxy holding the VIP ports, and a controller that died right after
+    // spawning left a group with no pid file: clear them before starting anew.
+    await this.stopGroups(dir, previous);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await chmod(dir, 0o700);
     await writeBootFiles(dir, spec);
@@ -111,8 +112,7 @@ export class LocalCompute implements ComputeDriver {
   async delete(computeId: string): Promise<void> {
     this.starting.delete(computeId);
     const dir = this.amphoraDir(parseComputeId(computeId));
-    const record = await readRecord(dir);
-    if (record) await stopGroup(record, this.stopGraceMs);
+    await this.stopGroups(dir, await readRecord(dir));
     await rm(dir, { recursive: true, force: true });
   }
 
@@ -128,6 +128,13 @@ export class LocalCompute implements ComputeDriver {
       .filter((e) => e.isDirectory() && isUuid(e.name))
       .map((e) => ({ computeId: PREFIX + e.name, amphoraId: e.name }))
       .sort((a, b) => a.amphoraId.localeCompare(b.amphoraId));
+  }
+
+  /** The recorded group and any other working in the directory (spawned, then not recorded). */
+  private async stopGroups(dir: string, recorded: GroupRecord | null): Promise<void> {
+    const groups = groupsWorkingIn(dir).filter((g) => g.pid !== recorded?.pid);
+    if (recorded) groups.push(recorded);
+    await Promise.all(groups.map((g) => stopGroup(g, this.stopGraceMs)));
   }
 
   private checkedDir(spec: AmphoraSpec): string {

@@ -8,7 +8,7 @@
  * it is a zombie (an exited process nobody reaped still answers kill(pid, 0)). Elsewhere
  * kill(pid, 0) is the best available answer.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface GroupRecord {
@@ -71,6 +71,29 @@ function groupAlive(pgid: number): boolean {
     if (stat && stat.pgrp === pgid && stat.state !== 'Z') return true;
   }
   return false;
+}
+
+/**
+ * Groups with a process working in `dir` (the agent is started there and HAProxy inherits it):
+ * how a group is found when the controller died between spawning it and writing its pid file.
+ */
+export function groupsWorkingIn(dir: string): GroupRecord[] {
+  if (!HAS_PROC) return [];
+  const groups = new Map<number, GroupRecord>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${entry}/cwd`);
+    } catch {
+      continue;
+    }
+    // A directory removed under a running process reads as "<path> (deleted)".
+    if (cwd !== dir && cwd !== `${dir} (deleted)`) continue;
+    const stat = readStat(Number(entry));
+    if (stat && stat.state !== 'Z' && !groups.has(stat.pgrp)) groups.set(stat.pgrp, { pid: stat.pgrp, startTime: startTimeOf(stat.pgrp) });
+  }
+  return [...groups.values()];
 }
 
 async function waitGone(pgid: number, ms: number): Promise<boolean> {
