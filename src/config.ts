@@ -109,6 +109,25 @@ export const ConfigSchema = Closed({
     concurrency: Type.Integer({ minimum: 1 }),
   }),
   log: Closed({ level: Type.String() }),
+  keyManager: Closed({
+    /** embedded: the Barbican v1 subset at /key-manager; external: a real Barbican. */
+    mode: Type.Union([Type.Literal('embedded'), Type.Literal('external')]),
+    /** Base64 of 32 bytes; empty means DATA_DIR/key-manager-key, generated on first start. */
+    encryptionKey: Type.String(),
+    /** Keys rotated out: still decrypt what they encrypted, never encrypt. */
+    previousEncryptionKeys: Type.Array(Type.String()),
+    external: Closed({
+      /** The Barbican endpoint, e.g. https://barbican.example:9311 (without /v1). */
+      url: Type.String(),
+      /** Service credentials; an empty authUrl or username means identity.external's. */
+      authUrl: Type.String(),
+      username: Type.String(),
+      password: Type.String(),
+      projectName: Type.String(),
+      userDomainName: Type.String(),
+      projectDomainName: Type.String(),
+    }),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -192,6 +211,12 @@ export function defaultConfig(dataDir: string): Config {
     },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },
+    keyManager: {
+      mode: 'embedded',
+      encryptionKey: '',
+      previousEncryptionKeys: [],
+      external: { url: '', authUrl: '', username: '', password: '', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default' },
+    },
   };
 }
 
@@ -246,7 +271,29 @@ export function validateConfig(candidate: unknown): Config {
   if (config.identity.mode === 'external' && !config.identity.external.authUrl)
     throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
   checkHealthListen(config.amphora.healthListen);
+  checkKeyManager(config);
   return config;
+}
+
+/** A key that is not 32 bytes would only fail at the first secret stored; fail at start instead. */
+function checkKeyManager(config: Config): void {
+  const km = config.keyManager;
+  const keys: Array<[path: string, key: string]> = km.previousEncryptionKeys.map((k, i) => [`keyManager.previousEncryptionKeys[${i}]`, k]);
+  if (km.encryptionKey) keys.push(['keyManager.encryptionKey', km.encryptionKey]);
+  for (const [path, key] of keys)
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(key)) throw new ConfigError(`${path} must be the base64 of 32 random bytes (e.g. from 'openssl rand -base64 32')`);
+  if (km.mode !== 'external') return;
+  if (!km.external.url) throw new ConfigError('keyManager.mode is external but keyManager.external.url is empty');
+  if (!(km.external.authUrl || config.identity.external.authUrl) || !(km.external.username || config.identity.external.username))
+    throw new ConfigError('keyManager.mode is external but no service credentials are set: fill keyManager.external.authUrl/username/password (or identity.external)');
+}
+
+/** The key manager's encryption key is generated once per data directory unless the config sets one. */
+export function ensureKeyManagerKey(config: Config, read: () => string | null, write: (s: string) => void): Config {
+  if (config.keyManager.encryptionKey || config.keyManager.mode === 'external') return config;
+  const key = read() ?? randomBytes(32).toString('base64');
+  write(key);
+  return { ...config, keyManager: { ...config.keyManager, encryptionKey: key } };
 }
 
 /** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */

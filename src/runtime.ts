@@ -17,6 +17,7 @@ import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
 import { amphoraDriver } from './providers/amphora/driver.js';
 import { agentClients, openOnce, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymanager/index.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -36,6 +37,8 @@ export interface Runtime {
   readonly log: Logger;
   /** The amphora provider's compute, network, CA and agent clients, opened on first use. */
   readonly amphora: AmphoraDepsLoader;
+  /** Certificates and keys by reference: the embedded Barbican subset, or a real Barbican. */
+  readonly keyManager: KeyManager;
   /** Starts listening (api) and claiming jobs (worker); returns the bound URL if any. */
   start(): Promise<string | undefined>;
   close(): Promise<void>;
@@ -82,14 +85,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     jobs: signal,
     publicUrl: () => boundUrl ?? configuredUrl(config),
   };
+  const { keyManager, api: keyManagerApi } = createKeyManager(config, deps);
   let app: FastifyInstance | undefined;
   if (opts.api) {
     if (!opts.authenticate) throw new Error('an api runtime needs an authenticator');
-    app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts: opts.mounts, logger: opts.logger === false ? false : log });
+    const mounts = [...(opts.mounts ?? []), ...(keyManagerApi ? [{ prefix: KEY_MANAGER_PREFIX, plugin: keyManagerApi(opts.authenticate), ownProtocol: true }] : [])];
+    app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts, logger: opts.logger === false ? false : log });
   }
   const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
   return {
-    config, db, deps, app, worker, log, amphora,
+    config, db, deps, app, worker, log, amphora, keyManager,
     async start() {
       worker?.start();
       if (!app) return undefined;

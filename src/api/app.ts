@@ -23,11 +23,18 @@ declare module 'fastify' {
   }
 }
 
+export interface Mount {
+  prefix: string;
+  plugin: FastifyPluginAsync;
+  /** The plugin speaks another protocol: it authenticates and negotiates content itself (the key manager's binary payloads). */
+  ownProtocol?: boolean;
+}
+
 export interface AppOptions extends ApiDeps {
   /** Turns a request's headers into its caller, or throws UNAUTHORIZED. */
   authenticate(headers: Record<string, string | string[] | undefined>): Promise<RequestContext>;
   /** Extra plugins mounted at their own prefixes (the embedded identity, key manager…). */
-  mounts?: Array<{ prefix: string; plugin: FastifyPluginAsync }>;
+  mounts?: Array<Mount>;
   publicUrl(): string;
   logger?: Logger | false;
 }
@@ -94,8 +101,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   app.decorateRequest('ctx', null as unknown as RequestContext);
+  const ownProtocols = (opts.mounts ?? []).filter((m) => m.ownProtocol).map((m) => m.prefix);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-openstack-request-id', req.id);
+    const path = req.url.split('?')[0]!;
+    if (ownProtocols.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return;
     if (!acceptsJson(req.headers.accept)) throw apiError('NOT_ACCEPTABLE');
     if (isPublicPath(req.url)) return;
     req.ctx = await opts.authenticate(req.headers);

@@ -10,7 +10,8 @@ export const config: Command = {
   options: { ...dataDirOption, ...listenOptions, ...databaseOption },
   details: [
     'The YAML printed is a valid config file: copy it, trim it to what you change, and pass it with --config.',
-    'An empty identity.tokenSecret means the serving roles use (or create) DATA_DIR/token-secret.',
+    'An empty identity.tokenSecret means the serving roles use (or create) DATA_DIR/token-secret;',
+    'an empty keyManager.encryptionKey, DATA_DIR/key-manager-key.',
   ].join('\n'),
   async run(input) {
     const effective = maskSecrets(configFromFlags(config, input));
@@ -20,12 +21,13 @@ export const config: Command = {
   },
 };
 
-const SECRET_KEY = /password|secret/i;
+const SECRET_KEY = /password|secret|encryptionkey/i;
 
 /** Every password and secret, at any depth, as `***` (empty ones stay empty: that is information). */
 export function maskSecrets(cfg: Config): Config {
   const mask = (value: unknown, key: string): unknown => {
-    if (Array.isArray(value)) return value.map((v) => mask(v, ''));
+    // A list under a secret's name (keyManager.previousEncryptionKeys) is masked item by item.
+    if (Array.isArray(value)) return value.map((v) => mask(v, SECRET_KEY.test(key) ? key : ''));
     if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));
     return SECRET_KEY.test(key) && typeof value === 'string' && value !== '' ? '***' : value;
   };

@@ -12,7 +12,7 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js'
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
 import { amphoraProviderEnabled } from './health.js';
-import { databaseError, prepareDataDir, redactUrl, sqlitePath, withTokenSecret, writePrivateFile } from './settings.js';
+import { databaseError, prepareDataDir, redactUrl, sqlitePath, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 
 export interface Roles {
@@ -42,7 +42,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
   if (roles.worker && amphoraProviderEnabled(options)) await requireHaproxy(options);
   if (roles.api || sqlitePath(options)) prepareDataDir(options);
-  const config = roles.api ? withTokenSecret(options) : options;
+  const config = roles.api ? withKeyManagerKey(withTokenSecret(options)) : options;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
   const runtime = await openRuntime(config, roles, log);
   let url: string | undefined;

@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { YAMLError } from 'yaml';
-import { ConfigError, ensureTokenSecret, loadConfig, type Config } from '../config.js';
+import { ConfigError, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
 import { CliError, usageError, type Command, type Input, type Option } from './command.js';
 
 export const dataDirOption: Record<string, Option> = {
@@ -81,15 +81,27 @@ export function tokenSecretFile(config: Config): string {
 
 /** Reads `DATA_DIR/token-secret`, creating it (mode 0600) on first start, unless the config sets one. */
 export function withTokenSecret(config: Config): Config {
-  const file = tokenSecretFile(config);
+  return ensureTokenSecret(config, ...dataDirSecret(tokenSecretFile(config)));
+}
+
+export function keyManagerKeyFile(config: Config): string {
+  return join(config.dataDir, 'key-manager-key');
+}
+
+/** Reads `DATA_DIR/key-manager-key`, creating it (mode 0600) on first start, unless the config sets a key. */
+export function withKeyManagerKey(config: Config): Config {
+  return ensureKeyManagerKey(config, ...dataDirSecret(keyManagerKeyFile(config)));
+}
+
+/** The reader and writer of a secret kept in one owner-only file; an unchanged secret is not rewritten. */
+function dataDirSecret(file: string): [read: () => string | null, write: (secret: string) => void] {
   const existing = existsSync(file) ? readFileSync(file, 'utf8').trim() || null : null;
-  return ensureTokenSecret(
-    config,
+  return [
     () => existing,
     (secret) => {
       if (secret !== existing) writePrivateFile(file, `${secret}\n`);
     },
-  );
+  ];
 }
 
 /** Owner-only: for files holding secrets or passwords. */

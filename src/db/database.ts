@@ -3,6 +3,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type 
 import type { Database } from './schema.js';
 import * as initial from './migrations/0001-initial.js';
 import * as amphora from './migrations/0002-amphora.js';
+import * as keyManager from './migrations/0003-keymanager.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -12,7 +13,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

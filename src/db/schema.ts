@@ -271,6 +271,66 @@ export interface JobStepTable {
   error: string | null;
 }
 
+/** A key manager secret; the payload only as AES-256-GCM ciphertext (null until it is stored). */
+export interface KeyManagerSecretTable {
+  id: string;
+  project_id: string;
+  creator_id: string | null;
+  name: string | null;
+  secret_type: string;
+  algorithm: string | null;
+  bit_length: number | null;
+  mode: string | null;
+  expiration: string | null;
+  content_type: string | null;
+  /** Which encryption key sealed it, so keys can rotate. */
+  key_id: string | null;
+  nonce: string | null;
+  ciphertext: string | null;
+  auth_tag: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyManagerContainerTable {
+  id: string;
+  project_id: string;
+  creator_id: string | null;
+  name: string | null;
+  type: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyManagerContainerSecretTable {
+  container_id: string;
+  secret_id: string;
+  name: string | null;
+  position: number;
+}
+
+/** The `read` ACL of a secret or container; no row = Barbican's implicit project access. */
+export interface KeyManagerAclTable {
+  entity_kind: string;
+  entity_id: string;
+  operation: string;
+  project_access: Bool;
+  /** JSON list of user ids. */
+  users: Json;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyManagerConsumerTable {
+  entity_kind: string;
+  entity_id: string;
+  project_id: string | null;
+  service: string;
+  resource_type: string;
+  resource_id: string;
+  created_at: string;
+}
+
 export interface Database {
   load_balancer: LoadBalancerTable;
   listener: ListenerTable;
@@ -290,6 +350,11 @@ export interface Database {
   port: PortTable;
   job: JobTable;
   job_step: JobStepTable;
+  key_manager_secret: KeyManagerSecretTable;
+  key_manager_container: KeyManagerContainerTable;
+  key_manager_container_secret: KeyManagerContainerSecretTable;
+  key_manager_acl: KeyManagerAclTable;
+  key_manager_consumer: KeyManagerConsumerTable;
 }
 
 export type TableName = keyof Database;
