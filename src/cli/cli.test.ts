@@ -203,16 +203,23 @@ test('a bad config file fails at start with one line naming the file and the wro
   assert.match(missing.stderr, /^ostia config: cannot read config file .*nope\.yaml: ENOENT[^\n]*\. Check the path given with --config or OSTIA_CONFIG\.\n$/);
 });
 
-test('with the amphora provider enabled and no HAProxy, up fails at start saying what to install, writing nothing', async (t) => {
+test('with the amphora provider enabled, up fails at start without HAProxy or with a data directory too long for its sockets, writing nothing', async (t) => {
   const dir = tempDir();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = join(dir, 'ostia.json');
   const dataDir = join(dir, 'data');
   writeFileSync(configFile, JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'] }, amphora: { haproxyBinary: join(dir, 'no-haproxy') } }));
+  writeFileSync(join(dir, 'ok.json'), JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'] } }));
   const outcome = await ostia('up', '--config', configFile, '--data-dir', dataDir, '--port', '0');
   assert.equal(outcome.code, 1);
   assert.match(outcome.stderr, /^ostia up: the amphora provider is enabled but its HAProxy \('.*no-haproxy', amphora.haproxyBinary\) is not installed\. Install it \(apt-get install haproxy/);
   assert.equal(existsSync(dataDir), false);
+
+  const longDir = join(dir, 'a-data-directory-whose-path-is-far-too-long-for-unix-sockets');
+  const long = await ostia('up', '--config', configFile.replace('ostia.json', 'ok.json'), '--data-dir', longDir, '--port', '0');
+  assert.equal(long.code, 1);
+  assert.match(long.stderr, /^ostia up: the data directory .* is too long for the amphorae's HAProxy sockets \(\d+ bytes, HAProxy takes at most 97\)\. Use a data directory path of at most \d+ characters/);
+  assert.equal(existsSync(longDir), false);
 });
 
 test('config prints the effective configuration with every secret masked', async (t) => {

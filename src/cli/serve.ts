@@ -4,7 +4,7 @@
  * Logs go to stderr so stdout carries only what the command prints (tests parse its JSON).
  * Commands import this module lazily, so `--help` does not wait for Fastify and the drivers.
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import type { Config } from '../config.js';
@@ -40,7 +40,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   // Listening first, so a signal that arrives while starting still shuts down cleanly.
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
-  if (roles.worker && amphoraProviderEnabled(options)) await requireHaproxy(options);
+  if (roles.worker && amphoraProviderEnabled(options)) await preflightAmphorae(options);
   if (roles.api || sqlitePath(options)) prepareDataDir(options);
   const config = roles.api ? withKeyManagerKey(withTokenSecret(options)) : options;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
@@ -69,14 +69,26 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   return 0;
 }
 
-/** A worker that boots amphorae fails at start, not at the first load balancer, when HAProxy is missing. */
-async function requireHaproxy(config: Config): Promise<void> {
-  const { findAmphoraProgram } = await import('../compute/local/driver.js');
-  if (findAmphoraProgram(config.amphora.haproxyBinary)) return;
-  throw new CliError(
-    `the amphora provider is enabled but its HAProxy ('${config.amphora.haproxyBinary}', amphora.haproxyBinary) is not installed`,
-    "Install it (apt-get install haproxy, or 'npm run up' does), set amphora.haproxyBinary to its path, or enable only the noop provider (api.enabledProviders: [noop]).",
-  );
+/** A worker that boots amphorae fails at start, not at the first load balancer, when they could not run. */
+async function preflightAmphorae(config: Config): Promise<void> {
+  const [{ findAmphoraProgram }, { HAPROXY_SOCKET_PATH_MAX, longestSocketPath }] = await Promise.all([
+    import('../compute/local/driver.js'),
+    import('../amphora/agent/layout.js'),
+  ]);
+  if (!findAmphoraProgram(config.amphora.haproxyBinary))
+    throw new CliError(
+      `the amphora provider is enabled but its HAProxy ('${config.amphora.haproxyBinary}', amphora.haproxyBinary) is not installed`,
+      "Install it (apt-get install haproxy, or 'npm run up' does), set amphora.haproxyBinary to its path, or enable only the noop provider (api.enabledProviders: [noop]).",
+    );
+  const dataDir = resolve(config.dataDir);
+  const socket = longestSocketPath(join(dataDir, 'amphorae'));
+  if (socket.length > HAPROXY_SOCKET_PATH_MAX) {
+    const room = dataDir.length - (socket.length - HAPROXY_SOCKET_PATH_MAX);
+    throw new CliError(
+      `the data directory ${dataDir} is too long for the amphorae's HAProxy sockets (${socket.length} bytes, HAProxy takes at most ${HAPROXY_SOCKET_PATH_MAX})`,
+      `Use a data directory path of at most ${room} characters, e.g. --data-dir /var/lib/ostia`,
+    );
+  }
 }
 
 /** The amphora roles run beside the runtime, on its database and job signal. */

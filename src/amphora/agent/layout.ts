@@ -31,6 +31,18 @@ export function agentLayout(dir: string): AgentLayout {
   };
 }
 
+/**
+ * HAProxy binds a unix socket under a temporary name first (`<path>.<pid>.tmp`), so with a
+ * 108-byte sun_path it refuses socket paths over 97 bytes ("socket path too long").
+ */
+export const HAPROXY_SOCKET_PATH_MAX = 97;
+
+/** The longest socket path an amphora under `amphoraeRoot` gets (directories are named by UUID). */
+export function longestSocketPath(amphoraeRoot: string): string {
+  const { masterSocket, statsSocket } = agentLayout(join(amphoraeRoot, '00000000-0000-0000-0000-000000000000')).haproxy;
+  return masterSocket.length >= statsSocket.length ? masterSocket : statsSocket;
+}
+
 /** What the renderer writes into haproxy.cfg's global section. */
 export function renderPaths(layout: AgentLayout): HaproxyPaths {
   const { stateFile, statsSocket, pidFile } = layout.haproxy;
