@@ -13,7 +13,7 @@ test('a misspelt key fails at start with the path that is wrong', () => {
 
 test('a wrong type and an unknown default provider are refused', () => {
   assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { port: 'eighty' } })), /\/api\/port/);
-  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { defaultProvider: 'amphora' } })), /defaultProvider 'amphora' is not in api.enabledProviders/);
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { api: { defaultProvider: 'ovn' } })), /defaultProvider 'ovn' is not in api.enabledProviders/);
 });
 
 test('amphora.healthListen is host:port with a fixed port, IPv6 in brackets', () => {

@@ -150,8 +150,9 @@ export function defaultConfig(dataDir: string): Config {
       port: 9876,
       publicUrl: '',
       paginationMaxLimit: 1000,
-      defaultProvider: 'noop',
-      enabledProviders: ['noop'],
+      // A real data plane unless told otherwise, as with Octavia; noop stays available for API-only use.
+      defaultProvider: 'amphora',
+      enabledProviders: ['amphora', 'noop'],
       healthcheckEnabled: true,
       allowTerminatedHttps: true,
       allowPrometheusListeners: true,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { keystoneMissing, KEYSTONE_REGION, startKeystone, type KeystoneAccount, type RealKeystone } from './support/keystone.js';
 import { startOstiaServer, type OstiaServer } from './support/ostia-process.js';
+import { NOOP_PROVIDERS } from './support/harness.js';
 import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
 
 type Obj = Record<string, unknown>;
@@ -54,7 +55,7 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
         cacheSeconds: 60,
       },
     };
-    writeFileSync(file, stringify({ identity, log: { level: 'warn' } }), { mode: 0o600 });
+    writeFileSync(file, stringify({ identity, ...NOOP_PROVIDERS, log: { level: 'warn' } }), { mode: 0o600 });
     return file;
   }
 

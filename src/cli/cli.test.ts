@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-process.js';
+import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../config.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
@@ -245,14 +246,18 @@ test('config prints the effective configuration with every secret masked', async
   assert.equal((parseYaml(yaml.stdout) as { database: { url: string } }).database.url, `sqlite:${join(dir, 'ostia.db')}`);
 });
 
-test('api, worker, health and housekeeping refuse SQLite; health and housekeeping need the amphora provider', async () => {
+test('api, worker, health and housekeeping refuse SQLite; health and housekeeping need the amphora provider', async (t) => {
   const noDir = join(tmpdir(), 'ostia-never-created');
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const noopOnly = join(dir, 'noop.json');
+  writeFileSync(noopOnly, JSON.stringify(NOOP_PROVIDERS));
   const [api, worker, health, housekeeping] = await Promise.all(['api', 'worker', 'health', 'housekeeping'].map((role) => ostia(role, '--data-dir', noDir)));
   for (const [role, r] of [['api', api!], ['worker', worker!], ['health', health!], ['housekeeping', housekeeping!]] as const) {
     assert.equal(r.code, 1, role);
     assert.match(r.stderr, new RegExp(`^ostia ${role}: needs PostgreSQL, as it runs beside other Ostia processes, but the database is sqlite:.*\\. Pass --database-url postgres://`), role);
   }
-  const noop = await Promise.all(['health', 'housekeeping'].map((role) => ostia(role, '--data-dir', noDir, '--database-url', 'postgres://nobody@127.0.0.1:1/none')));
+  const noop = await Promise.all(['health', 'housekeeping'].map((role) => ostia(role, '--config', noopOnly, '--data-dir', noDir, '--database-url', 'postgres://nobody@127.0.0.1:1/none')));
   for (const [i, role] of ['health', 'housekeeping'].entries()) {
     assert.equal(noop[i]!.code, 1, role);
     assert.equal(noop[i]!.stdout, '');

@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { keystoneToken, repoRoot } from '../../test/support/ostia-process.js';
+import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
 
@@ -72,8 +73,11 @@ test('ostia api and ostia worker, two processes over PostgreSQL, provision a loa
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const api = await startRole(['api', '--port', '0', '--data-dir', dataDir, '--database-url', database.url]);
-  const worker = await startRole(['worker', '--database-url', database.url]);
+  // The control-plane hand-over is what is tested: the noop provider, no amphora.
+  const noopOnly = join(dataDir, 'noop.json');
+  writeFileSync(noopOnly, JSON.stringify(NOOP_PROVIDERS));
+  const api = await startRole(['api', '--config', noopOnly, '--port', '0', '--data-dir', dataDir, '--database-url', database.url]);
+  const worker = await startRole(['worker', '--config', noopOnly, '--database-url', database.url]);
   let lbId: string;
   try {
     assert.match(api.announced.url!, /^http:\/\/127\.0\.0\.1:[1-9]\d*$/);

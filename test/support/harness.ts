@@ -44,11 +44,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** API tests need no data plane: tests of the amphora provider enable it in their overrides. */
+export const NOOP_PROVIDERS = { api: { enabledProviders: ['noop'], defaultProvider: 'noop' } } as const;
+
 export async function startHarness(overrides: unknown = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ostia-test-'));
   const pgUrl = process.env.OSTIA_TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.OSTIA_TEST_DATABASE_URL) : null;
   const base = defaultConfig(dir);
-  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 } }), overrides));
+  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 }, api: NOOP_PROVIDERS.api }), overrides));
   const runtime = await createRuntime(config, { api: true, worker: true, authenticate: testingAuth, logger: false });
   runtime.worker?.start();
   await runtime.app!.ready();

@@ -4,7 +4,7 @@
  * clients through the clouds.yaml it writes.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,7 @@ interface Announcement {
 export interface StartOptions {
   /** How long to wait for the JSON line announcing the listening URL. */
   readyTimeoutMs?: number;
+  /** Flags for `ostia up`. Without a `--config` among them, Ostia runs with the noop provider only. */
   extraArgs?: readonly string[];
   /**
    * Run on this existing data directory (e.g. the one a killed `ostia up` left) instead of a
@@ -118,6 +119,21 @@ export async function startOstiaServer(opts: StartOptions = {}): Promise<OstiaSe
   return (await launch(opts)).server;
 }
 
+let noopConfig: string | undefined;
+/**
+ * Without a --config, a noop-provider Ostia: API and client tests need no data plane, and two
+ * amphora-enabled `ostia up`s would compete for the health manager's default UDP port.
+ */
+function noopConfigFile(): string {
+  if (!noopConfig) {
+    const dir = mkdtempSync(join(tmpdir(), 'ostia-noop-config-'));
+    noopConfig = join(dir, 'ostia.json');
+    writeFileSync(noopConfig, JSON.stringify({ api: { enabledProviders: ['noop'], defaultProvider: 'noop' } }));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return noopConfig;
+}
+
 async function launch(opts: StartOptions): Promise<{ server: OstiaServer; cloudsYaml: string | null }> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ostia-e2e-'));
   const removeDataDir = () => {
@@ -126,7 +142,7 @@ async function launch(opts: StartOptions): Promise<{ server: OstiaServer; clouds
   const bin = join(repoRoot(), 'bin', 'ostia.js');
   const child = spawn(process.execPath, [bin, 'up', '--json', '--data-dir', dataDir, '--port', '0', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NO_COLOR: '1', ...(!opts.extraArgs?.includes('--config') && { OSTIA_CONFIG: noopConfigFile() }) },
   });
   running.add(child);
   let tail = '';

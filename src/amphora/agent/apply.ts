@@ -114,20 +114,28 @@ export class ConfigApplier {
       throw new ApplyError(409, `configuration version ${config.version} is applied already, with different content`);
     }
     const text = this.render(config);
-    // A first start checks the file itself and leaves nothing running when it fails; a reload of a bad file would
-    // leave the master in wait mode, so only then is a separate `haproxy -c` worth its ~50 ms of CPU.
-    if (this.opts.haproxy.running) {
+    const running = this.opts.haproxy.running;
+    const changes = previous && running ? memberChanges(previous, config) : null;
+    // `haproxy -c` (tens of ms of CPU) guards reloads only: a bad file would leave the master in wait mode. A first
+    // start checks the file by starting and leaves nothing running when it fails; member-only changes go through the
+    // runtime API, which checks each server itself, and are checked only if a reload must finish the job.
+    const check = async () => {
+      if (!running) return;
       const refusal = await this.opts.haproxy.validate(text);
       if (refusal !== null) throw new ApplyError(400, 'haproxy refused the configuration', refusal);
-    }
+    };
+    if (!changes) await check();
 
     const file = this.opts.layout.haproxy.config;
     const previousText = existsSync(file) ? readFileSync(file, 'utf8') : null;
-    const changes = previous && this.opts.haproxy.running ? memberChanges(previous, config) : null;
     writeFileAtomically(file, text);
     let applied: AppliedHow;
     try {
-      applied = changes && (await this.applyAtRuntime(changes, config, text)) ? 'runtime' : await this.reload();
+      if (changes && (await this.applyAtRuntime(changes, config, text))) applied = 'runtime';
+      else {
+        if (changes) await check();
+        applied = await this.reload();
+      }
     } catch (e) {
       await this.restoreFile(previousText);
       if (e instanceof HaproxyError) throw new ApplyError(500, e.message, e.output);

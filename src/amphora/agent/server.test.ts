@@ -253,5 +253,6 @@ test('a restarted agent serves its last config at once and continues the heartbe
   assert.equal((await s.client.info()).configVersion, 5);
   assert.deepEqual(await answeredBy(), new Set(['c']));
   const resumed = (await eventually(() => s.heartbeats.find((hb) => hb.seq > lastSeq), 'a heartbeat of the new agent', 5000))!;
-  assert.equal(resumed.seq, lastSeq + 1);
+  // The stopped agent may have reserved one more number than it sent: a gap is harmless, a reused number is not.
+  assert.ok(resumed.seq === lastSeq + 1 || resumed.seq === lastSeq + 2, `resumed at ${resumed.seq} after ${lastSeq}`);
 });

@@ -18,7 +18,7 @@ const RUNS = Number(process.env.OSTIA_FUZZ_RUNS ?? 300);
 const MARKER = 'MARKER';
 
 const KEYWORDS = new Set([
-  'global', 'defaults', 'frontend', 'backend', 'maxconn', 'stats', 'server-state-file', 'pidfile', 'hard-stop-after',
+  'global', 'defaults', 'frontend', 'backend', 'maxconn', 'stats', 'server-state-file', 'pidfile', 'hard-stop-after', 'httpclient.ssl.verify',
   'load-server-state-from-file', 'retries', 'option', 'mode', 'bind', 'timeout', 'tcp-request', 'acl', 'http-request',
   'use_backend', 'default_backend', 'balance', 'hash-type', 'stick-table', 'stick', 'cookie', 'http-check', 'server',
 ]);

@@ -92,6 +92,7 @@ test('global: maxconn, admin stats socket, state file, pid file; no user, group,
     ['server-state-file', paths.stateFile],
     ['pidfile', paths.pidFile],
     ['hard-stop-after', '60s'],
+    ['httpclient.ssl.verify', 'none'],
   ]);
   assert.deepEqual(section(cfg, 'defaults')[0], ['load-server-state-from-file', 'global']);
   assert.doesNotMatch(cfg, /^\s*(user|group|daemon|log)\b/m);

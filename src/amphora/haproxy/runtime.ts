@@ -9,6 +9,11 @@
  * active-server count), and only a server in maintenance can be deleted.
  */
 import { createConnection } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long a server's remaining connections may delay its deletion, and how often it is asked again. */
+const DELETE_RETRY_MS = 1_000;
+const DELETE_RETRY_PAUSE_MS = 20;
 
 export type ProxyType = 'frontend' | 'backend' | 'server' | 'listener';
 
@@ -125,10 +130,21 @@ export class HaproxyRuntime {
   }
 
   /** Takes the server out of rotation, then deletes it (HAProxy deletes only servers in maintenance). */
+  /**
+   * Disables, then deletes the server. HAProxy refuses the delete while client sessions still hold a
+   * connection to it, which ends within moments under keep-alive traffic: the delete is retried for up to
+   * DELETE_RETRY_MS before the refusal is reported (and the caller falls back to a reload).
+   */
   async removeServer(backend: string, server: string): Promise<void> {
     const target = `${word(backend)}/${word(server)}`;
     await this.expect(`disable server ${target}`);
-    await this.expect(`del server ${target}`, /^Server deleted\./);
+    const deadline = Date.now() + DELETE_RETRY_MS;
+    for (;;) {
+      const reply = (await this.execute(`del server ${target}`)).trim();
+      if (/^Server deleted\./.test(reply)) return;
+      if (!/still has connections attached/i.test(reply) || Date.now() >= deadline) throw new RuntimeCommandError(`del server ${target}`, reply);
+      await sleep(DELETE_RETRY_PAUSE_MS);
+    }
   }
 
   async setWeight(backend: string, server: string, weight: number): Promise<void> {
