@@ -19,14 +19,22 @@
  * says which mode each target used.
  */
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startOstia } from '../test/support/ostia-process.js';
+import { cpuSeconds, processTree } from './support/processes.js';
+import { percentile } from './support/stats.js';
 
+const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50] [--close]
+
+Ostia's API (ostia up, noop provider) and, when it runs, the Octavia 11 baseline, measured in the same run:
+create of --lbs load balancers by --concurrency clients, GET one and GET the list (requests/s, server CPU per
+request) for --seconds each, and create → ACTIVE latency of --creates sequential creates. --close opens one
+connection per request on both sides; --json prints one JSON document on stdout.
+`;
 const POLL_MS = 10;
 const WARMUP_S = 1;
 const ACTIVE_TIMEOUT_MS = 120_000;
@@ -124,11 +132,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // --- measurements -----------------------------------------------------------------------
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 async function createLb(c: Client, t: Target, name: string): Promise<string> {
   const r = await json<{ loadbalancer: { id: string } }>(c, 'POST', `${t.base}/v2/lbaas/loadbalancers`, t.headers, { loadbalancer: { name, vip_subnet_id: t.vipSubnetId } });
   return r.loadbalancer.id;
@@ -190,11 +193,11 @@ async function load(c: Client, t: Target, url: string, concurrency: number, seco
 async function throughput(c: Client, t: Target, url: string, p: Params): Promise<Throughput> {
   await load(c, t, url, p.concurrency, WARMUP_S);
   const pids = t.serverPids();
-  const cpuBefore = cpuTicks(pids);
+  const cpuBefore = cpuSeconds(pids);
   const started = performance.now();
   const { latencies, errors } = await load(c, t, url, p.concurrency, p.seconds);
   const seconds = (performance.now() - started) / 1000;
-  const cpuAfter = cpuTicks(pids);
+  const cpuAfter = cpuSeconds(pids);
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
@@ -203,7 +206,7 @@ async function throughput(c: Client, t: Target, url: string, p: Params): Promise
     rps: latencies.length / seconds,
     p50_ms: percentile(latencies, 50),
     p99_ms: percentile(latencies, 99),
-    cpu_ms_per_request: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) / clockTicks()) * 1000 / latencies.length,
+    cpu_ms_per_request: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / latencies.length,
   };
 }
 
@@ -253,55 +256,6 @@ async function measure(t: Target, p: Params, progress: (msg: string) => void): P
   } finally {
     c.close();
   }
-}
-
-// --- CPU accounting from /proc ------------------------------------------------------------
-
-let ticksPerSecond: number | undefined;
-function clockTicks(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-/** utime + stime of the processes, in clock ticks; null if any cannot be read. */
-function cpuTicks(pids: readonly number[]): number | null {
-  if (!pids.length) return null;
-  let sum = 0;
-  for (const pid of pids) {
-    try {
-      // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      sum += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      return null;
-    }
-  }
-  return sum;
-}
-
-/** A process and its descendants (uwsgi workers, worker children). */
-function processTree(root: number): number[] {
-  const byParent = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      byParent.set(ppid, [...(byParent.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) tree.push(...(byParent.get(tree[i]!) ?? []));
-  return tree;
 }
 
 function pidFromFile(path: string): number | undefined {
@@ -458,8 +412,13 @@ async function main(): Promise<void> {
       lbs: { type: 'string', default: '100' },
       creates: { type: 'string', default: '50' },
       close: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lbs: Number(values.lbs), creates: Number(values.creates) };
   for (const [k, v] of Object.entries(p)) if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
   const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);

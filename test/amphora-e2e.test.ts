@@ -7,13 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
-import { collectBodies, eventually, freeUdpPort, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -21,25 +21,6 @@ const DEMO = 'ostia-demo';
 type Obj = Record<string, unknown>;
 interface StatusTree {
   loadbalancer: { listeners: Array<{ pools: Array<{ members: Array<{ id: string; operating_status: string }> }> }> };
-}
-
-/** Pids of processes whose command line names `dir`: agents, and HAProxies started in it. */
-function processesUnder(dir: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).trim().split('\n').map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function killAll(pids: readonly number[]): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 const lastOctet = () => 10 + Math.floor(Math.random() * 240);
@@ -72,21 +53,7 @@ describe('amphora provider through the openstack CLI', { skip: openstackCliMissi
 
   before(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'ostia-amphora-e2e-'));
-    const managementNet = `127.${150 + Math.floor(Math.random() * 50)}.${lastOctet()}`;
-    const configFile = join(configDir, 'ostia.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' },
-        amphora: {
-          managementNetwork: { cidr: `${managementNet}.0/24`, start: `${managementNet}.10`, end: `${managementNet}.250` },
-          agentPort: randomPort(),
-          healthListen: `127.0.0.1:${await freeUdpPort()}`,
-          heartbeatIntervalMs: 500,
-          heartbeatTimeoutMs: 2000,
-        },
-      }),
-    );
+    const configFile = await writeAmphoraConfig(configDir, { amphora: { heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 } });
     ostia = await startOstia({ extraArgs: ['--config', configFile] });
     cli = new OpenstackCli(ostia.cloudsYaml, { concurrency: 2 });
     const first = lastOctet();

@@ -12,10 +12,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
-import { collectBodies, eventually, freeUdpPort, randomPort, startBackend, tempDir, type Backend } from '../src/amphora/testing.js';
+import { writeAmphoraConfig } from './support/amphora-config.js';
+import { collectBodies, eventually, randomPort, startBackend, tempDir, type Backend } from '../src/amphora/testing.js';
 import { openDatabase } from '../src/db/database.js';
 import { readTrace, type TraceEntry } from '../src/controller/trace.js';
 import { amphoraFlows } from '../src/providers/amphora/flows.js';
@@ -63,7 +64,7 @@ describe('an amphora create whose ostia up was killed mid-flow', { concurrency: 
   // Short: HAProxy refuses socket paths over 97 bytes, and DATA_DIR/amphorae/<uuid>/haproxy-master.sock is one.
   const work = tempDir('rs');
   const dataDir = join(work.path, 'd');
-  const configFile = join(work.path, 'ostia.json');
+  let configFile: string;
   const amphoraRoot = join(dataDir, 'amphorae');
   const backends: Backend[] = [];
   let ostia: OstiaProcess | undefined;
@@ -145,21 +146,7 @@ describe('an amphora create whose ostia up was killed mid-flow', { concurrency: 
   }
 
   before(async () => {
-    const managementNet = `127.${150 + Math.floor(Math.random() * 50)}.${lastOctet()}`;
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' },
-        amphora: {
-          managementNetwork: { cidr: `${managementNet}.0/24`, start: `${managementNet}.10`, end: `${managementNet}.250` },
-          agentPort: randomPort(),
-          healthListen: `127.0.0.1:${await freeUdpPort()}`,
-          heartbeatIntervalMs: 500,
-          heartbeatTimeoutMs: 2000,
-        },
-        worker: { leaseSeconds: LEASE_SECONDS },
-      }),
-    );
+    configFile = await writeAmphoraConfig(work.path, { amphora: { heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 }, worker: { leaseSeconds: LEASE_SECONDS } });
     const first = lastOctet();
     backends.push(await startBackend('backend-a', `127.32.0.${first}`));
     backends.push(await startBackend('backend-b', `127.32.0.${first === 250 ? 11 : first + 1}`));

@@ -247,11 +247,13 @@ export async function keystoneToken(auth: CloudAuth): Promise<string> {
 
 /**
  * Pids of processes whose command line names `dir`: under DATA_DIR/amphorae, the agents and
- * HAProxies of the amphorae, which outlive the `ostia up` that started them by design.
+ * HAProxies of the amphorae, which outlive the `ostia up` that started them by design; a HAProxy
+ * a bench started on a file in `dir`.
  */
 export function processesUnder(dir: string): number[] {
   try {
-    return execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).trim().split('\n').map(Number);
+    // pgrep leaves itself out, but not this process, whose own command line may name `dir`.
+    return execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).trim().split('\n').map(Number).filter((pid) => pid !== process.pid);
   } catch {
     // pgrep exits 1 when nothing matches
     return [];

@@ -1,0 +1,178 @@
+/**
+ * What the benches read from Linux's /proc: processes (by group, by ancestry, HAProxies under a
+ * directory), their CPU time, memory (RSS and PSS from smaps_rollup), threads and open files, and
+ * the machine-wide limits those are weighed against. Finding and killing processes by directory is
+ * test/support/ostia-process.ts's (processesUnder, killAll).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { processesUnder } from '../../test/support/ostia-process.js';
+
+export interface ProcInfo {
+  pid: number;
+  /** The executable's name as the kernel keeps it (15 characters at most): `node`, `haproxy`. */
+  comm: string;
+  state: string;
+  ppid: number;
+  pgrp: number;
+  /** utime + stime, in clock ticks. */
+  cpuTicks: number;
+}
+
+/** null when the process is gone. */
+export function procInfo(pid: number): ProcInfo | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name may hold spaces and parentheses: the other fields resume after the last ')'.
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm: text.slice(text.indexOf('(') + 1, close),
+    state: fields[0]!,
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+  };
+}
+
+function pids(): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+}
+
+/** The HAProxy master and workers whose command line names `dir`. */
+export function haproxyPidsUnder(dir: string): number[] {
+  return processesUnder(dir).filter((pid) => procInfo(pid)?.comm === 'haproxy');
+}
+
+/** `root` and every process below it (children, their children…). */
+export function processTree(root: number): number[] {
+  const byParent = new Map<number, number[]>();
+  for (const pid of pids()) {
+    const info = procInfo(pid);
+    // a process that ended while we looked has no children left either
+    if (info) byParent.set(info.ppid, [...(byParent.get(info.ppid) ?? []), pid]);
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(byParent.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/** Live (non-zombie) members of a process group: an amphora is the group its agent leads. */
+export function groupMembers(pgid: number): ProcInfo[] {
+  const found: ProcInfo[] = [];
+  for (const pid of pids()) {
+    const info = procInfo(pid);
+    if (info && info.pgrp === pgid && info.state !== 'Z') found.push(info);
+  }
+  return found;
+}
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** utime + stime of the processes, in seconds; null if there are none or any of them ended, as the sum would then undercount. */
+export function cpuSeconds(list: readonly number[]): number | null {
+  if (!list.length) return null;
+  let ticks = 0;
+  for (const pid of list) {
+    const info = procInfo(pid);
+    if (!info) return null;
+    ticks += info.cpuTicks;
+  }
+  return ticks / clockTicks();
+}
+
+/** CPU seconds the processes have used so far; a process that ended counts 0, so many amphorae survive one going. */
+export function cpuSecondsOfLive(list: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of list) ticks += procInfo(pid)?.cpuTicks ?? 0;
+  return ticks / clockTicks();
+}
+
+export interface Memory {
+  rssKiB: number;
+  pssKiB: number;
+}
+
+/** RSS and PSS from smaps_rollup; PSS divides shared pages among their sharers, so it sums up honestly. */
+export function memoryOf(pid: number): Memory | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return null;
+  }
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { rssKiB: field('Rss'), pssKiB: field('Pss') };
+}
+
+export function threadsOf(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/task`).length;
+  } catch {
+    return 0;
+  }
+}
+
+export function openFilesOf(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Threads of every process on the machine: they and processes share the kernel's pid space. */
+export function tasksInUse(): number {
+  let n = 0;
+  for (const pid of pids()) n += threadsOf(pid);
+  return n;
+}
+
+/** /proc/meminfo in KiB. */
+export function meminfo(): { totalKiB: number; availableKiB: number } {
+  const text = readFileSync('/proc/meminfo', 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { totalKiB: field('MemTotal'), availableKiB: field('MemAvailable') };
+}
+
+export interface KernelLimits {
+  /** fs.file-max: open files of all processes together. */
+  fileMax: number;
+  /** fs.file-nr's first field: open now. */
+  filesOpen: number;
+  /** kernel.pid_max: every process and thread takes one. */
+  pidMax: number;
+  /** kernel.threads-max. */
+  threadsMax: number;
+  /** This process's RLIMIT_NOFILE (soft/hard), which the amphorae inherit: a cap per process. */
+  nofile: { soft: number | null; hard: number | null };
+}
+
+export function kernelLimits(): KernelLimits {
+  const num = (file: string) => Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0]);
+  const limits = readFileSync('/proc/self/limits', 'utf8');
+  const nofile = /^Max open files\s+(\S+)\s+(\S+)/m.exec(limits);
+  const value = (v: string | undefined) => (v === undefined || v === 'unlimited' ? null : Number(v));
+  return {
+    fileMax: num('/proc/sys/fs/file-max'),
+    filesOpen: num('/proc/sys/fs/file-nr'),
+    pidMax: num('/proc/sys/kernel/pid_max'),
+    threadsMax: num('/proc/sys/kernel/threads-max'),
+    nofile: { soft: value(nofile?.[1]), hard: value(nofile?.[2]) },
+  };
+}
