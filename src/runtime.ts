@@ -77,22 +77,24 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const amphora = amphoraDeps(config);
   const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, { amphora: () => amphoraDriver(amphora) });
   let boundUrl: string | undefined;
+  const publicUrl = () => boundUrl ?? configuredUrl(config);
+  const { keyManager, api: keyManagerApi } = createKeyManager(config, { db, publicUrl });
   const deps: ApiDeps = {
     db,
     config,
     providers,
     network: new NetworkCatalog(config.network),
     jobs: signal,
-    publicUrl: () => boundUrl ?? configuredUrl(config),
+    publicUrl,
+    keyManager,
   };
-  const { keyManager, api: keyManagerApi } = createKeyManager(config, deps);
   let app: FastifyInstance | undefined;
   if (opts.api) {
     if (!opts.authenticate) throw new Error('an api runtime needs an authenticator');
     const mounts = [...(opts.mounts ?? []), ...(keyManagerApi ? [{ prefix: KEY_MANAGER_PREFIX, plugin: keyManagerApi(opts.authenticate), ownProtocol: true }] : [])];
     app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts, logger: opts.logger === false ? false : log });
   }
-  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
+  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency, keyManager }) : undefined;
   return {
     config, db, deps, app, worker, log, amphora, keyManager,
     async start() {

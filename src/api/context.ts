@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { NetworkCatalog } from '../network/catalog.js';
 import type { JobSignal } from '../controller/signal.js';
+import type { KeyManager } from '../keymanager/index.js';
 
 export interface ApiDeps {
   readonly db: Db;
@@ -14,4 +15,6 @@ export interface ApiDeps {
   readonly jobs: JobSignal;
   /** The base URL clients reach this API at (links, catalog). */
   publicUrl(): string;
+  /** Resolves the certificate references of listeners and pools. */
+  readonly keyManager: KeyManager;
 }

@@ -4,6 +4,7 @@
  * transaction, so the whole tree is created or nothing is.
  */
 import type { Transaction } from 'kysely';
+import type { BaseLogger } from 'pino';
 import type { ApiDeps } from './context.js';
 import type { Database } from '../db/schema.js';
 import { apiError } from '../domain/errors.js';
@@ -22,6 +23,9 @@ import { renderLoadBalancers } from './resources/loadbalancers.js';
 import { insertPool, type PoolInput } from './resources/pools.js';
 import { insertListener } from './resources/listeners.js';
 import { insertL7Policy } from './resources/l7policies.js';
+import { forCreate, listenerTlsRefs, poolTlsRefs, verifyTlsRefs } from './tls-refs.js';
+import type { Caller } from '../keymanager/index.js';
+import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers } from '../controller/consumers.js';
 
 type Trx = Transaction<Database>;
 type GraphBody = Static<typeof LoadBalancerCreate>;
@@ -38,6 +42,11 @@ function requireName(pool: GraphPool): string {
   return pool.name;
 }
 
+/** The pools given inline in listeners and their policies: definitions and name-only references. */
+function nestedPools(body: Pick<GraphBody, 'listeners'>): GraphPool[] {
+  return (body.listeners ?? []).flatMap((l) => [l.default_pool, ...(l.l7policies ?? []).map((p) => p.redirect_pool)]).filter((p): p is GraphPool => !!p);
+}
+
 /**
  * Every full pool definition of the request (top-level ones first, then those given inline
  * in listeners and policies, hoisted), after checking that names are present and unique and
@@ -47,9 +56,7 @@ export function collectGraphPools(body: Pick<GraphBody, 'pools' | 'listeners'>):
   const definitions = [...(body.pools ?? [])];
   const references = new Set<string>();
   definitions.forEach(requireName);
-  const nested = (body.listeners ?? []).flatMap((l) => [l.default_pool, ...(l.l7policies ?? []).map((p) => p.redirect_pool)]);
-  for (const pool of nested) {
-    if (!pool) continue;
+  for (const pool of nestedPools(body)) {
     const name = requireName(pool);
     if (isReference(pool)) references.add(name);
     else definitions.push(pool);
@@ -105,6 +112,30 @@ export async function insertGraphChildren(
   const listeners = body.listeners ?? [];
   if (listeners.length) await checkQuota(trx, deps.config, lb.project_id, { listener: listeners.length }, deps.db.dialect);
   for (const listener of listeners) await insertGraphListener(deps, trx, ctx, lb, listener, poolIds);
+}
+
+/**
+ * The certificate references of the whole tree, checked before its transaction: those of
+ * the request together, so a refusal lists every unreadable one. Unlike the single-object
+ * endpoints this runs before the objects' own rules, which need the load balancer's row.
+ */
+export async function verifyGraphTlsRefs(deps: ApiDeps, caller: Caller, body: Pick<GraphBody, 'pools' | 'listeners'>): Promise<void> {
+  const pools = [...(body.pools ?? []), ...nestedPools(body)].map((pool) => forCreate(poolTlsRefs(pool)));
+  const listeners = (body.listeners ?? []).map((listener) => forCreate(listenerTlsRefs(listener)));
+  await verifyTlsRefs(deps.keyManager, caller, [...pools, ...listeners]);
+}
+
+/** After the tree's transaction: its listeners and pools become consumers of what they reference. */
+export async function registerGraphConsumers(deps: ApiDeps, log: Pick<BaseLogger, 'warn'>, lbId: string): Promise<void> {
+  const db = deps.db.kysely;
+  const [listeners, pools] = await Promise.all([
+    db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).execute(),
+    db.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId).execute(),
+  ]);
+  await Promise.all([
+    ...listeners.map((row) => syncConsumers(deps.keyManager, log, consumerOf('listener', row.id), [], listenerRefsInUse(row))),
+    ...pools.map((row) => syncConsumers(deps.keyManager, log, consumerOf('pool', row.id), [], poolRefsInUse(row))),
+  ]);
 }
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {

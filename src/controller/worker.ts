@@ -13,6 +13,8 @@ import type { JobSignal } from './signal.js';
 import type { StepContext } from './flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
+import type { KeyManager } from '../keymanager/index.js';
+import { pendingReleases, releaseRemoved } from './consumers.js';
 
 export interface WorkerOptions {
   db: Db;
@@ -21,6 +23,8 @@ export interface WorkerOptions {
   log: Logger;
   leaseMs: number;
   concurrency: number;
+  /** Where listeners and pools a job removes stop being certificate consumers; tests of the job runner alone go without. */
+  keyManager?: KeyManager;
 }
 
 export class Worker {
@@ -84,6 +88,8 @@ export class Worker {
       log,
     };
     try {
+      const { keyManager } = this.opts;
+      const releases = keyManager ? await pendingReleases(db, job.load_balancer_id) : [];
       const flow = providers.forLoadBalancer(job.provider).flow(job.operation as Operation);
       let i = job.next_step;
       for (; i < flow.steps.length; i++) {
@@ -123,6 +129,7 @@ export class Worker {
         await recordProgress(db, job.id, this.id, i + 1);
       }
       await finish(db, job.id, this.id, 'done');
+      if (keyManager) await releaseRemoved(keyManager, db, log, releases);
     } catch (e) {
       log.error({ err: e }, 'job aborted');
     } finally {

@@ -53,6 +53,10 @@ export const errorCatalog = {
   L7POLICY_INVALID_ARGS: { status: 400, template: 'Invalid L7 Policy arguments: %s' },
   L7RULE_INVALID: { status: 400, template: 'Error parsing L7Rule: %s' },
   L7RULE_TOO_MANY: { status: 409, template: 'Too many rules on L7 policy %s' },
+  /** Octavia's CertificateRetrievalException: `%s` is the Python list of the references. */
+  CERTIFICATE_RETRIEVAL: { status: 400, template: 'Could not retrieve certificate: %s' },
+  /** A readable reference whose material is unusable; the message names the reference and the problem. */
+  CERTIFICATE_INVALID: { status: 400, template: '%s' },
   INTERNAL: { status: 500, template: '%s' },
   // Keystone's own wording, for the embedded identity API and the external-Keystone client.
   IDENTITY_VALIDATION: {

@@ -2,12 +2,30 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, memberB, readerA, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
+import { consumersOf, deleteSecret, grantRead, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
+import { createTestPki, type IssuedCert, type TestPki } from '../../keymanager/testing.js';
 
 let h: Harness;
+let pki: TestPki;
+/** Project A's: a PKCS#12 bundle of `www`, containers of `api` and `img`. */
+let www: IssuedCert;
+let p12: string;
+let apiContainer: string;
+let imgContainer: string;
 before(async () => {
-  h = await startHarness();
+  h = await startHarness(WITH_KEY_MANAGER);
+  pki = createTestPki();
+  www = pki.leaf({ cn: 'www.project-a.example', dnsNames: ['www.project-a.example'], key: 'ec-p256' });
+  const api = pki.leaf({ cn: 'api.project-a.example', dnsNames: ['api.project-a.example'], key: 'ec-p256' });
+  const img = pki.leaf({ cn: 'img.project-a.example', dnsNames: ['img.project-a.example'], key: 'ec-p256' });
+  p12 = await storeSecret(h, memberA, pki.pkcs12({ key: www, certs: [www, pki.intermediate] }));
+  apiContainer = await storeContainer(h, memberA, { certificate: api.certPem, private_key: api.keyPem, intermediates: pki.intermediate.certPem });
+  imgContainer = await storeContainer(h, memberA, { certificate: img.certPem, private_key: img.keyPem });
 });
-after(() => h.close());
+after(async () => {
+  await h.close();
+  pki.remove();
+});
 
 async function activeLb(): Promise<string> {
   const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } }, as: memberA });
@@ -68,9 +86,11 @@ test('create renders every default, locks the LB, then settles ACTIVE/ONLINE', a
   assert.deepEqual(lb.listeners, [{ id: l.id }]);
 });
 
-test('TERMINATED_HTTPS gets the TLS defaults; refs are accepted as opaque strings', async () => {
+test('TERMINATED_HTTPS with a PKCS#12 secret and SNI containers gets the TLS defaults and shows the refs as given', async () => {
   const lbId = await activeLb();
-  const l = await createListener(lbId, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: 'https://kms.example/v1/containers/abc', sni_container_refs: ['s1'], insert_headers: { 'X-Forwarded-For': 'true', 'X-SSL-Client-CN': 'true' }, allowed_cidrs: ['127.16.3.4/16'] });
+  const l = await createListener(lbId, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [apiContainer, imgContainer], insert_headers: { 'X-Forwarded-For': 'true', 'X-SSL-Client-CN': 'true' }, allowed_cidrs: ['127.16.3.4/16'] });
+  assert.equal(l.default_tls_container_ref, p12);
+  assert.deepEqual(l.sni_container_refs, [apiContainer, imgContainer]);
   assert.equal(l.tls_versions.join(','), 'TLSv1.2,TLSv1.3');
   assert.deepEqual(l.alpn_protocols, ['h2', 'http/1.1', 'http/1.0']);
   assert.match(l.tls_ciphers, /^TLS_AES_256_GCM_SHA384:/);
@@ -193,3 +213,105 @@ test('lists filter by the API name and by the data-model name of the load balanc
     assert.deepEqual(r.json().listeners.map((l: { id: string }) => l.id), [listener.id]);
   }
 });
+
+async function lbOf(as: typeof memberA): Promise<string> {
+  const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } }, as });
+  assert.equal(r.statusCode, 201, r.body);
+  assert.equal(await h.settled(r.json().loadbalancer.id), 'ACTIVE');
+  return r.json().loadbalancer.id;
+}
+
+const listenersOf = async (lbId: string) => (await h.runtime.db.kysely.selectFrom('listener').select('id').where('load_balancer_id', '=', lbId).execute()).length;
+
+test('another project cannot reference A\'s secrets: 400 naming them, nothing written, nothing of A\'s certificate told; an ACL grant lets it', async () => {
+  const lbB = await lbOf(memberB);
+  const attempt = () => h.request('POST', '/v2/lbaas/listeners', {
+    as: memberB,
+    body: { listener: { loadbalancer_id: lbB, protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [apiContainer] } },
+  });
+  const denied = await attempt();
+  assert.equal(denied.statusCode, 400, denied.body);
+  assert.deepEqual(denied.json(), { faultcode: 'Client', faultstring: `Could not retrieve certificate: ['${apiContainer}', '${p12}']`, debuginfo: null });
+  for (const secretDetail of [www.cn, 'api.project-a.example', 'Ostia Test']) assert.ok(!denied.body.includes(secretDetail), secretDetail);
+  assert.equal(await listenersOf(lbB), 0);
+  assert.equal(await status('load_balancer', lbB), 'ACTIVE');
+
+  // The harness gives every caller one user id: A grants read to it, and B's project may use the secret.
+  const shared = await storeSecret(h, memberA, pki.pkcs12({ key: www, certs: [www] }));
+  await grantRead(h, memberA, shared, ['u-test']);
+  const accepted = await h.request('POST', '/v2/lbaas/listeners', {
+    as: memberB,
+    body: { listener: { loadbalancer_id: lbB, protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: shared } },
+  });
+  assert.equal(accepted.statusCode, 201, accepted.body);
+});
+
+test('a certificate that does not fit its key, or garbage, is a 400 naming the reference', async () => {
+  const lbId = await activeLb();
+  const mismatched = await storeContainer(h, memberA, { certificate: www.certPem, private_key: pki.leaf({ cn: 'x', key: 'ec-p256' }).keyPem });
+  const garbage = await storeSecret(h, memberA, 'hello, I am not a certificate');
+  for (const [ref, reason] of [[mismatched, 'the certificate and the private key do not match'], [garbage, 'the secret is neither a PKCS#12 bundle nor PEM']]) {
+    const r = await h.request('POST', '/v2/lbaas/listeners', { as: memberA, body: { listener: { loadbalancer_id: lbId, protocol: 'TERMINATED_HTTPS', protocol_port: 443, sni_container_refs: [ref] } } });
+    assert.equal(r.statusCode, 400, r.body);
+    assert.equal(r.json().faultstring, `Invalid TLS reference ${ref}: ${reason}`);
+  }
+  assert.equal(await listenersOf(lbId), 0);
+});
+
+test('client authentication with a CA and a CRL it signed; a CRL of another CA is refused', async () => {
+  const lbId = await activeLb();
+  const ca = await storeSecret(h, memberA, pki.root.certPem);
+  const crl = await storeSecret(h, memberA, pki.crl(pki.root));
+  const foreignCrl = await storeSecret(h, memberA, pki.crl(pki.ca('Another CA')));
+  const body = (crlRef: string) => ({ listener: { loadbalancer_id: lbId, protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, client_authentication: 'MANDATORY', client_ca_tls_container_ref: ca, client_crl_container_ref: crlRef } });
+  const refused = await h.request('POST', '/v2/lbaas/listeners', { as: memberA, body: body(foreignCrl) });
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.equal(refused.json().faultstring, `Invalid TLS reference ${foreignCrl}: the CRL is not signed by a CA certificate of ${ca}`);
+  const r = await h.request('POST', '/v2/lbaas/listeners', { as: memberA, body: body(crl) });
+  assert.equal(r.statusCode, 201, r.body);
+  assert.equal(r.json().listener.client_ca_tls_container_ref, ca);
+  assert.equal(r.json().listener.client_crl_container_ref, crl);
+  assert.deepEqual(await consumersOf(h, memberA, crl), [`octavia listener/${r.json().listener.id}`]);
+});
+
+test('an update that touches no reference never asks the key manager; one that re-sets a reference does', async () => {
+  const lbId = await activeLb();
+  const doomed = await storeSecret(h, memberA, pki.pkcs12({ key: www, certs: [www] }));
+  const l = await createListener(lbId, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: doomed });
+  // The secret is gone: any look-up would fail, so a 200 proves none was made.
+  await deleteSecret(h, memberA, doomed);
+  const renamed = await h.request('PUT', `/v2/lbaas/listeners/${l.id}`, { as: memberA, body: { listener: { name: 'renamed', connection_limit: 5 } } });
+  assert.equal(renamed.statusCode, 200, renamed.body);
+  assert.equal(renamed.json().listener.default_tls_container_ref, doomed);
+  await h.settled(lbId);
+  const resent = await h.request('PUT', `/v2/lbaas/listeners/${l.id}`, { as: memberA, body: { listener: { default_tls_container_ref: doomed } } });
+  assert.equal(resent.statusCode, 400, resent.body);
+  assert.equal(resent.json().faultstring, `Could not retrieve certificate: ['${doomed}']`);
+});
+
+test('consumers: registered at create, moved by an update, released when the delete settles', async () => {
+  const lbId = await activeLb();
+  const l = await createListener(lbId, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [apiContainer] });
+  const me = `octavia listener/${l.id}`;
+  assert.ok((await consumersOf(h, memberA, p12)).includes(me));
+  assert.ok((await consumersOf(h, memberA, apiContainer)).includes(me));
+
+  const swapped = await h.request('PUT', `/v2/lbaas/listeners/${l.id}`, { as: memberA, body: { listener: { sni_container_refs: [imgContainer] } } });
+  assert.equal(swapped.statusCode, 200, swapped.body);
+  assert.ok(!(await consumersOf(h, memberA, apiContainer)).includes(me));
+  assert.ok((await consumersOf(h, memberA, imgContainer)).includes(me));
+  assert.equal(await h.settled(lbId), 'ACTIVE');
+
+  assert.equal((await h.request('DELETE', `/v2/lbaas/listeners/${l.id}`, { as: memberA })).statusCode, 204);
+  assert.equal(await h.settled(lbId), 'ACTIVE');
+  // The worker releases once its job has finished, a moment after the tree settles.
+  for (const ref of [p12, imgContainer]) await released(ref, me);
+});
+
+async function released(ref: string, consumer: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while ((await consumersOf(h, memberA, ref)).includes(consumer)) {
+    if (Date.now() > deadline) assert.fail(`${consumer} still consumes ${ref}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -23,6 +23,8 @@ import { lockForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { statsTotals } from '../../health/stats.js';
 import { change } from '../change.js';
+import { forCreate, listenerTlsRefs, namesAny, tlsCaller, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
+import { consumerOf, listenerRefsInUse, syncConsumers } from '../../controller/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -155,8 +157,8 @@ export async function insertListener(deps: ApiDeps, trx: Trx, _ctx: RequestConte
 
 type UpdateInput = Static<typeof ListenerUpdateBody>['listener'];
 
-/** Applies a PUT body to the listener as stored now (read under the LB lock). */
-async function updateListener(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): Promise<ListenerRow> {
+/** Applies a PUT body to the listener as stored now (read under the LB lock); returns it before and after. */
+async function updateListener(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): Promise<{ current: ListenerRow; updated: ListenerRow }> {
   const current = await trx.selectFrom('listener').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = listenerSpecForUpdate(listenerSpecOf(current), b, listenerEnv(deps, lb));
@@ -175,7 +177,7 @@ async function updateListener(deps: ApiDeps, trx: Trx, id: string, b: UpdateInpu
   await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
   await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.update' });
-  return updated;
+  return { current, updated };
 }
 
 export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
@@ -201,6 +203,9 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = (req.body as Static<typeof ListenerCreateBody>).listener;
     const lb = await parentLoadBalancer(db.kysely, lbId);
     authorize(req.ctx, 'listener', 'post', lb.project_id);
+    // The listener rules first, as Octavia judges the references only once they are allowed at all.
+    if (namesAny(listenerTlsRefs(input)))
+      await verifyTlsRefs(deps.keyManager, tlsCaller(req), [forCreate(listenerTlsRefs(listenerSpecForCreate(input, listenerEnv(deps, lb))))]);
     const row = await change(deps, async (trx) => {
       await lockForChildChange(trx, lb.id);
       await checkQuota(trx, deps.config, lb.project_id, { listener: 1 }, db.dialect);
@@ -208,6 +213,7 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.create' });
       return created;
     });
+    await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), [], listenerRefsInUse(row));
     const [view] = await renderListeners(db.kysely, [row]);
     return reply.code(201).send({ listener: view });
   });
@@ -215,12 +221,20 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   app.put<{ Params: { id: string } }>('/listeners/:id', { schema: { body: ListenerUpdateBody } }, async (req) => {
     const row = await listenerFor(deps, req.ctx, req.params.id, 'put');
     const b = (req.body as Static<typeof ListenerUpdateBody>).listener;
+    const touchesRefs = touchesListenerRefs(b);
+    if (touchesRefs) {
+      const lb = await parentLoadBalancer(db.kysely, row.load_balancer_id);
+      const result = listenerSpecForUpdate(listenerSpecOf(row), b, listenerEnv(deps, lb));
+      await verifyTlsRefs(deps.keyManager, tlsCaller(req), [{ named: listenerTlsRefs(b), result: listenerTlsRefs(result) }]);
+    }
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const view = await change(deps, async (trx) => {
+    const { view, current, updated } = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
-      const [updated] = await renderListeners(trx, [await updateListener(deps, trx, row.id, b)]);
-      return updated;
+      const rows = await updateListener(deps, trx, row.id, b);
+      const [rendered] = await renderListeners(trx, [rows.updated]);
+      return { ...rows, view: rendered };
     });
+    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), listenerRefsInUse(current), listenerRefsInUse(updated));
     return { listener: view };
   });
 

@@ -19,7 +19,8 @@ import { lockLoadBalancer } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import type { SubnetDef } from '../../network/catalog.js';
 import type { ProviderDriver } from '../../providers/driver.js';
-import { insertGraphChildren, renderFullLoadBalancer } from '../graph.js';
+import { insertGraphChildren, registerGraphConsumers, renderFullLoadBalancer, verifyGraphTlsRefs } from '../graph.js';
+import { tlsCaller } from '../tls-refs.js';
 import { change } from '../change.js';
 
 export const loadBalancerList: ListSpec = {
@@ -116,15 +117,21 @@ async function resolveProvider(deps: ApiDeps, db: Transaction<Database>, b: Crea
   return { driver: deps.providers.get(provider), provider };
 }
 
+/** The project the load balancer is created in, once the caller may create there. */
+function authorizedCreator(ctx: RequestContext, b: CreateInput): string {
+  const projectId = b.project_id ?? b.tenant_id ?? ctx.projectId;
+  if (!projectId)
+    throw apiError('VALIDATION', 'Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.');
+  authorize(ctx, 'loadbalancer', 'post', projectId);
+  return projectId;
+}
+
 /**
  * Writes a new load balancer (PENDING_CREATE) with its VIP port, in the caller's
  * transaction. Graph create adds its children in the same transaction afterwards.
  */
 export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Database>, ctx: RequestContext, b: CreateInput): Promise<LoadBalancerRow> {
-  const projectId = b.project_id ?? b.tenant_id ?? ctx.projectId;
-  if (!projectId)
-    throw apiError('VALIDATION', 'Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.');
-  authorize(ctx, 'loadbalancer', 'post', projectId);
+  const projectId = authorizedCreator(ctx, b);
   const { network } = deps;
   const port = b.vip_port_id ? await network.port(trx, b.vip_port_id) : undefined;
   const vip = resolveVip(deps, b, projectId, port);
@@ -210,12 +217,16 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
 
   app.post('/loadbalancers', { schema: { body: LoadBalancerCreateBody } }, async (req, reply) => {
     const b = (req.body as Static<typeof LoadBalancerCreateBody>).loadbalancer;
+    // Who may create comes before what the certificates hold: a refused caller learns nothing about them.
+    authorizedCreator(req.ctx, b);
+    await verifyGraphTlsRefs(deps, tlsCaller(req), b);
     const body = await db.kysely.transaction().execute(async (trx) => {
       const row = await insertLoadBalancer(deps, trx, req.ctx, b);
       await insertGraphChildren(deps, trx, req.ctx, row, b);
       await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.create' });
       return row;
     });
+    await registerGraphConsumers(deps, req.log, body.id);
     // Rendered before the worker is woken, so the answer shows the tree as created (PENDING_CREATE).
     const full = await renderFullLoadBalancer(deps, body);
     deps.jobs.notify();

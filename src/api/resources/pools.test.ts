@@ -3,18 +3,23 @@ import assert from 'node:assert/strict';
 import { startHarness, memberA, memberB, readerA, type Harness } from '../../../test/support/harness.js';
 import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
 import { settleSuccess } from '../../db/lb-tree.js';
+import { consumersOf, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
+import { createTestPki, type TestPki } from '../../keymanager/testing.js';
 
 let h: Harness;
 /** No worker: pending states stay visible until the test settles the tree itself. */
 let quiet: Harness;
+let pki: TestPki;
 before(async () => {
-  h = await startHarness();
+  h = await startHarness(WITH_KEY_MANAGER);
   quiet = await startHarness();
   await quiet.runtime.worker?.close();
+  pki = createTestPki();
 });
 after(async () => {
   await h.close();
   await quiet.close();
+  pki.remove();
 });
 
 async function activeLb(): Promise<string> {
@@ -206,4 +211,45 @@ test('RBAC and listing', async () => {
   const listed = (await h.request('GET', `/v2/lbaas/pools?loadbalancer_id=${lbId}&tags=a,b&fields=name`, { as: readerA })).json();
   assert.deepEqual(listed, { pools: [{ name: 'listed' }], pools_links: [] });
   assert.ok(!(await h.request('GET', '/v2/lbaas/pools', { as: memberB })).json().pools.some((x: { id: string }) => x.id === p.id));
+});
+
+test('backend TLS by reference: client certificate, CA and CRL resolve for the owner only, and the pool consumes them until deleted', async () => {
+  const lbId = await activeLb();
+  const client = pki.leaf({ cn: 'client.project-a.example', key: 'ec-p256' });
+  const cert = await storeContainer(h, memberA, { certificate: client.certPem, private_key: client.keyPem, intermediates: pki.intermediate.certPem });
+  const ca = await storeSecret(h, memberA, pki.root.certPem);
+  const crl = await storeSecret(h, memberA, pki.crl(pki.root, [], { der: true }));
+  const tls = { tls_enabled: true, tls_container_ref: cert, ca_tls_container_ref: ca, crl_container_ref: crl };
+
+  const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } }, as: memberB });
+  const lbB = r.json().loadbalancer.id;
+  await h.settled(lbB);
+  const denied = await h.request('POST', '/v2/lbaas/pools', { as: memberB, body: { pool: { loadbalancer_id: lbB, protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', ...tls } } });
+  assert.equal(denied.statusCode, 400, denied.body);
+  assert.equal(denied.json().faultstring, `Could not retrieve certificate: ['${cert}', '${ca}', '${crl}']`);
+  assert.ok(!denied.body.includes('client.project-a.example') && !denied.body.includes('Ostia Test'));
+
+  const p = await created(lbId, 'pools', { pool: { loadbalancer_id: lbId, protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', ...tls } });
+  assert.deepEqual([p.tls_container_ref, p.ca_tls_container_ref, p.crl_container_ref], [cert, ca, crl]);
+  for (const ref of [cert, ca, crl]) assert.deepEqual(await consumersOf(h, memberA, ref), [`octavia pool/${p.id}`]);
+
+  // A new CA must have signed the CRL the pool keeps.
+  const otherCa = await storeSecret(h, memberA, pki.ca('Other CA').certPem);
+  const mismatch = await h.request('PUT', `/v2/lbaas/pools/${p.id}`, { as: memberA, body: { pool: { ca_tls_container_ref: otherCa } } });
+  assert.equal(mismatch.statusCode, 400, mismatch.body);
+  assert.equal(mismatch.json().faultstring, `Invalid TLS reference ${crl}: the CRL is not signed by a CA certificate of ${otherCa}`);
+  const withoutCrl = await h.request('PUT', `/v2/lbaas/pools/${p.id}`, { as: memberA, body: { pool: { ca_tls_container_ref: otherCa, crl_container_ref: null } } });
+  assert.equal(withoutCrl.statusCode, 200, withoutCrl.body);
+  assert.deepEqual(await consumersOf(h, memberA, otherCa), [`octavia pool/${p.id}`]);
+  for (const ref of [ca, crl]) assert.deepEqual(await consumersOf(h, memberA, ref), []);
+  assert.equal(await h.settled(lbId), 'ACTIVE');
+
+  assert.equal((await h.request('DELETE', `/v2/lbaas/pools/${p.id}`, { as: memberA })).statusCode, 204);
+  assert.equal(await h.settled(lbId), 'ACTIVE');
+  const deadline = Date.now() + 5000;
+  // The worker releases once its job has finished, a moment after the tree settles.
+  while ((await consumersOf(h, memberA, cert)).length || (await consumersOf(h, memberA, otherCa)).length) {
+    if (Date.now() > deadline) assert.fail('the deleted pool still consumes its references');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 });

@@ -23,6 +23,8 @@ import { parentLoadBalancer } from './listeners.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { change } from '../change.js';
+import { forCreate, namesAny, poolTlsRefs, tlsCaller, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
+import { consumerOf, poolRefsInUse, syncConsumers } from '../../controller/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -126,7 +128,8 @@ async function attachAsDefaultPool(trx: Trx, listenerId: string, poolId: string)
 
 type UpdateInput = Static<typeof PoolUpdateBody>['pool'];
 
-async function updatePool(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): Promise<PoolRow> {
+/** Returns the pool as stored before and after. */
+async function updatePool(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): Promise<{ current: PoolRow; updated: PoolRow }> {
   const current = await trx.selectFrom('pool').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = poolSpecForUpdate(poolSpecOf(current), b);
@@ -144,7 +147,7 @@ async function updatePool(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): 
   await trx.updateTable('pool').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
   await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.update' });
-  return updated;
+  return { current, updated };
 }
 
 export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
@@ -169,6 +172,8 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
     if (listener && listener.load_balancer_id !== lb.id) throw apiError('VALIDATION', 'Listener and pool must be on the same load balancer.');
     authorize(req.ctx, 'pool', 'post', lb.project_id);
     if (listener) assertPoolProtocolAllowed(listener.protocol, input.protocol);
+    // The pool rules first, as Octavia judges the references only once they are allowed at all.
+    if (namesAny(poolTlsRefs(input))) await verifyTlsRefs(deps.keyManager, tlsCaller(req), [forCreate(poolTlsRefs(poolSpecForCreate(input)))]);
     const row = await change(deps, async (trx) => {
       await lockForChildChange(trx, lb.id);
       // The health monitor's quota is checked by insertHealthMonitor itself.
@@ -181,6 +186,7 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.create' });
       return created;
     });
+    await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), [], poolRefsInUse(row));
     const [view] = await renderPools(db.kysely, [row]);
     return reply.code(201).send({ pool: view });
   });
@@ -188,12 +194,17 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
   app.put<{ Params: { id: string } }>('/pools/:id', { schema: { body: PoolUpdateBody } }, async (req) => {
     const row = await poolFor(deps, req.ctx, req.params.id, 'put');
     const b = (req.body as Static<typeof PoolUpdateBody>).pool;
+    const touchesRefs = touchesPoolRefs(b);
+    if (touchesRefs)
+      await verifyTlsRefs(deps.keyManager, tlsCaller(req), [{ named: poolTlsRefs(b), result: poolTlsRefs(poolSpecForUpdate(poolSpecOf(row), b)) }]);
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const view = await change(deps, async (trx) => {
+    const { view, current, updated } = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
-      const [updated] = await renderPools(trx, [await updatePool(deps, trx, row.id, b)]);
-      return updated;
+      const rows = await updatePool(deps, trx, row.id, b);
+      const [rendered] = await renderPools(trx, [rows.updated]);
+      return { ...rows, view: rendered };
     });
+    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), poolRefsInUse(current), poolRefsInUse(updated));
     return { pool: view };
   });
 

@@ -179,8 +179,8 @@ function certificateRefs(s: ListenerSettings): string[] {
 }
 
 /**
- * TLS references are accepted as opaque strings: there is no key manager to resolve them
- * yet, so only their presence per protocol is checked here.
+ * Only the presence of TLS references per protocol is checked here; src/api/tls-refs.ts
+ * resolves and parses them through the key manager.
  */
 function validateTls(spec: ListenerSpec, phase: 'create' | 'update'): void {
   const { protocol } = spec;

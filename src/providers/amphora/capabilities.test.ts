@@ -41,7 +41,7 @@ test('pools: SOURCE_IP_PORT, UDP/SCTP, certificate references and custom TLS are
   for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref'])
     assert.equal(
       refusal(() => amphoraChecks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' })),
-      'Amphora provider does not support pool certificate references yet: they need certificates from a key manager, which Ostia does not have yet.',
+      'Amphora provider does not support pool certificate references yet: Ostia amphorae do not terminate or originate TLS yet.',
     );
   for (const custom of [{ tls_ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, { tls_versions: ['TLSv1.3'] }, { alpn_protocols: ['h2'] }])
     assert.equal(
@@ -57,7 +57,7 @@ test('listeners: UDP/SCTP, PROMETHEUS and TERMINATED_HTTPS are refused; TCP, HTT
   assert.equal(refusal(() => amphoraChecks.listener!({ protocol: 'PROMETHEUS' })), 'Amphora provider does not support PROMETHEUS listeners yet.');
   assert.equal(
     refusal(() => amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS' })),
-    'Amphora provider does not support TERMINATED_HTTPS listeners yet: they need certificates from a key manager, which Ostia does not have yet.',
+    'Amphora provider does not support TERMINATED_HTTPS listeners yet: Ostia amphorae do not terminate or originate TLS yet.',
   );
 });
 

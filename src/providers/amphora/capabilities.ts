@@ -1,7 +1,7 @@
 /**
  * What Ostia's amphora builds, and the 501s for the rest. An amphora here is HAProxy plus our
- * agent in processes on this machine: no LVS (so no UDP/SCTP), no key manager yet (so no TLS
- * termination or certificate references), one amphora per load balancer (no VRRP yet).
+ * agent in processes on this machine: no LVS (so no UDP/SCTP), no TLS on the amphora yet (the key
+ * manager holds certificates, the renderer does not use them yet), one amphora per load balancer (no VRRP yet).
  */
 import type { Capability, ProviderChecks } from '../driver.js';
 import { apiError } from '../../domain/errors.js';
@@ -19,7 +19,7 @@ const L7ListenerProtocols: readonly string[] = ['HTTP', 'TERMINATED_HTTPS'];
 const L4OnlyMonitorTypes: readonly string[] = ['UDP-CONNECT', 'SCTP'];
 
 const noLvs = (what: string) => refuse(`Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`);
-const noKeyManager = (what: string) => refuse(`Amphora provider does not support ${what} yet: they need certificates from a key manager, which Ostia does not have yet.`);
+const noKeyManager = (what: string) => refuse(`Amphora provider does not support ${what} yet: Ostia amphorae do not terminate or originate TLS yet.`);
 
 /** Octavia's amphora flavor keys; descriptions say what Ostia does with each. */
 const FlavorSchema: DataSchema = {

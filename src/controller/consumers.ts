@@ -1,0 +1,91 @@
+/**
+ * Listeners and pools as consumers of the certificates they reference, as Barbican records
+ * who uses a secret or container. The API registers an object once its create or update has
+ * committed; the worker unregisters it once the job that deletes it has removed its row.
+ *
+ * Bookkeeping never fails the operation it follows: that operation has committed (or its
+ * rows are gone), and a consumer record only informs owners who is using their secrets. A
+ * failure is logged, and the next change of the object's references registers all of them
+ * again (registering is idempotent).
+ */
+import type { BaseLogger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { ListenerTable, PoolTable } from '../db/schema.js';
+import type { ConsumerRegistration, KeyManager } from '../keymanager/index.js';
+
+type ConsumerKind = 'listener' | 'pool';
+type Log = Pick<BaseLogger, 'warn'>;
+
+export function consumerOf(kind: ConsumerKind, id: string): ConsumerRegistration {
+  return { service: 'octavia', resourceType: kind, resourceId: id };
+}
+
+type ListenerRefColumns = Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs' | 'client_ca_tls_container_ref' | 'client_crl_container_ref'>;
+type PoolRefColumns = Pick<PoolTable, 'tls_container_ref' | 'ca_tls_container_ref' | 'crl_container_ref'>;
+
+const distinct = (refs: ReadonlyArray<string | null>): string[] => [...new Set(refs.filter((r): r is string => !!r))];
+
+/** Every reference a stored listener uses. */
+export function listenerRefsInUse(row: ListenerRefColumns): string[] {
+  return distinct([row.default_tls_container_ref, ...(JSON.parse(row.sni_container_refs) as string[]), row.client_ca_tls_container_ref, row.client_crl_container_ref]);
+}
+
+export function poolRefsInUse(row: PoolRefColumns): string[] {
+  return distinct([row.tls_container_ref, row.ca_tls_container_ref, row.crl_container_ref]);
+}
+
+/** Registers `after` (all of it, to repair an earlier failed attempt) and unregisters what only `before` held. */
+export async function syncConsumers(keyManager: KeyManager, log: Log, consumer: ConsumerRegistration, before: readonly string[], after: readonly string[]): Promise<void> {
+  const dropped = before.filter((ref) => !after.includes(ref));
+  await Promise.all([
+    ...after.map((ref) => keyManager.registerConsumer(ref, consumer).catch((err: unknown) => warn(log, 'registering', ref, consumer, err))),
+    ...dropped.map((ref) => keyManager.unregisterConsumer(ref, consumer).catch((err: unknown) => warn(log, 'unregistering', ref, consumer, err))),
+  ]);
+}
+
+function warn(log: Log, action: string, ref: string, consumer: ConsumerRegistration, err: unknown): void {
+  // The message of a key manager failure names the reference at most; never a payload.
+  const reason = err instanceof Error ? err.message : String(err);
+  log.warn({ ref, consumer: `${consumer.resourceType}/${consumer.resourceId}`, reason }, `${action} a certificate consumer failed`);
+}
+
+export interface PendingRelease {
+  readonly kind: ConsumerKind;
+  readonly id: string;
+  readonly refs: readonly string[];
+}
+
+/**
+ * What a job of `lbId` is about to remove, taken before it runs: the listeners and pools in
+ * PENDING_DELETE, or all of them when the load balancer itself is being deleted. The load
+ * balancer is locked while the job runs, so this cannot change underneath it.
+ */
+export async function pendingReleases(db: Db, lbId: string): Promise<PendingRelease[]> {
+  const k = db.kysely;
+  const lb = await k.selectFrom('load_balancer').select('provisioning_status').where('id', '=', lbId).executeTakeFirst();
+  const everything = lb?.provisioning_status === 'PENDING_DELETE';
+  let listeners = k.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId);
+  let pools = k.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId);
+  if (!everything) {
+    listeners = listeners.where('provisioning_status', '=', 'PENDING_DELETE');
+    pools = pools.where('provisioning_status', '=', 'PENDING_DELETE');
+  }
+  const [listenerRows, poolRows] = await Promise.all([listeners.execute(), pools.execute()]);
+  return [
+    ...listenerRows.map((row) => ({ kind: 'listener' as const, id: row.id, refs: listenerRefsInUse(row) })),
+    ...poolRows.map((row) => ({ kind: 'pool' as const, id: row.id, refs: poolRefsInUse(row) })),
+  ].filter((p) => p.refs.length > 0);
+}
+
+/** After the job: unregisters the objects of `pending` whose rows it has removed. */
+export async function releaseRemoved(keyManager: KeyManager, db: Db, log: Log, pending: readonly PendingRelease[]): Promise<void> {
+  if (!pending.length) return;
+  const k = db.kysely;
+  const ids = (kind: ConsumerKind) => pending.filter((p) => p.kind === kind).map((p) => p.id);
+  const [listeners, pools] = await Promise.all([
+    ids('listener').length ? k.selectFrom('listener').select('id').where('id', 'in', ids('listener')).execute() : [],
+    ids('pool').length ? k.selectFrom('pool').select('id').where('id', 'in', ids('pool')).execute() : [],
+  ]);
+  const remaining = new Set([...listeners, ...pools].map((r) => r.id));
+  await Promise.all(pending.filter((p) => !remaining.has(p.id)).map((p) => syncConsumers(keyManager, log, consumerOf(p.kind, p.id), p.refs, [])));
+}
