@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../src/config.js';
 import type { TraceEntry } from '../src/controller/trace.js';
+import { checkPeriodMs } from '../src/health/index.js';
 import { httpGet, loopbackAddress, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
 import { randomManagementNetwork, writeAmphoraConfig } from '../test/support/amphora-config.js';
@@ -892,7 +893,7 @@ function renderFailover(f: FailoverFigures): string[] {
       ...f.steps_median_ms.map((s) => [`  step ${s.step} (ms)`, ms(s.ms, 1), ...f.runs.map((x) => ms(part(x.steps, s.step), 1))]),
       ...f.inside_median_ms.map((s) => [`    ${s.step} (ms)`, ms(s.ms, 1), ...f.runs.map((x) => ms(part(x.inside, s.step), 1))]),
     ]),
-    `Silence is counted from the last heartbeat, up to one interval before the kill, and the stale check runs once per interval: the failover job can start from ${f.heartbeat_timeout_ms - f.heartbeat_interval_ms} to ${f.heartbeat_timeout_ms + f.heartbeat_interval_ms} ms after the kill (plus the check's own time). Traffic is back once the new HAProxy has loaded, before push-config and the later steps end.`,
+    `Silence is counted from the last heartbeat, up to one interval before the kill, and the stale check runs every ${checkPeriodMs(f.heartbeat_timeout_ms)} ms: the failover job can start from ${f.heartbeat_timeout_ms - f.heartbeat_interval_ms} to ${f.heartbeat_timeout_ms + checkPeriodMs(f.heartbeat_timeout_ms)} ms after the kill (plus the check's own time). Traffic is back once the new HAProxy has loaded, before push-config and the later steps end.`,
   ];
 }
 
