@@ -41,7 +41,17 @@ const User = Closed({
   roles: Type.Record(Type.String(), Type.Array(Type.String())),
 });
 
-export const ConfigSchema = Closed({
+export /** How Ostia logs in to a Keystone as a service (to validate tokens, or to read secrets from Barbican). */
+const ServiceCredentials = {
+  authUrl: Type.String(),
+  username: Type.String(),
+  password: Type.String(),
+  projectName: Type.String(),
+  userDomainName: Type.String(),
+  projectDomainName: Type.String(),
+};
+
+const ConfigSchema = Closed({
   dataDir: Type.String(),
   database: Closed({ url: Type.String() }),
   api: Closed({
@@ -66,12 +76,7 @@ export const ConfigSchema = Closed({
     projects: Type.Array(Project),
     users: Type.Array(User),
     external: Closed({
-      authUrl: Type.String(),
-      username: Type.String(),
-      password: Type.String(),
-      projectName: Type.String(),
-      userDomainName: Type.String(),
-      projectDomainName: Type.String(),
+      ...ServiceCredentials,
       cacheSeconds: Type.Integer({ minimum: 0 }),
     }),
   }),
@@ -120,12 +125,7 @@ export const ConfigSchema = Closed({
       /** The Barbican endpoint, e.g. https://barbican.example:9311 (without /v1). */
       url: Type.String(),
       /** Service credentials; an empty authUrl or username means identity.external's. */
-      authUrl: Type.String(),
-      username: Type.String(),
-      password: Type.String(),
-      projectName: Type.String(),
-      userDomainName: Type.String(),
-      projectDomainName: Type.String(),
+      ...ServiceCredentials,
     }),
   }),
 });
