@@ -111,12 +111,7 @@ export class KeyManagerStore {
 
   /** The secret leaves every container it was in, with its ACL and consumers. */
   async deleteSecret(id: string): Promise<void> {
-    await this.k.transaction().execute(async (trx) => {
-      await trx.deleteFrom('key_manager_container_secret').where('secret_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_acl').where('entity_kind', '=', 'secret').where('entity_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_consumer').where('entity_kind', '=', 'secret').where('entity_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_secret').where('id', '=', id).execute();
-    });
+    await this.deleteEntity('secret', id);
   }
 
   async insertContainer(row: ContainerRow, members: ReadonlyArray<{ name: string | null; secretId: string }>): Promise<void> {
@@ -150,13 +145,19 @@ export class KeyManagerStore {
 
   /** The secrets stay: a container only groups references. */
   async deleteContainer(id: string): Promise<void> {
+    await this.deleteEntity('container', id);
+  }
+
+  /** The entity with its memberships, ACL and consumers, in one transaction. */
+  private async deleteEntity(kind: EntityKind, id: string): Promise<void> {
     await this.k.transaction().execute(async (trx) => {
-      await trx.deleteFrom('key_manager_container_secret').where('container_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_acl').where('entity_kind', '=', 'container').where('entity_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_consumer').where('entity_kind', '=', 'container').where('entity_id', '=', id).execute();
-      await trx.deleteFrom('key_manager_container').where('id', '=', id).execute();
+      await trx.deleteFrom('key_manager_container_secret').where(kind === 'secret' ? 'secret_id' : 'container_id', '=', id).execute();
+      await trx.deleteFrom('key_manager_acl').where('entity_kind', '=', kind).where('entity_id', '=', id).execute();
+      await trx.deleteFrom('key_manager_consumer').where('entity_kind', '=', kind).where('entity_id', '=', id).execute();
+      await trx.deleteFrom(kind === 'secret' ? 'key_manager_secret' : 'key_manager_container').where('id', '=', id).execute();
     });
   }
+
 
   async acl(kind: EntityKind, id: string): Promise<AclRow | undefined> {
     return this.k.selectFrom('key_manager_acl').selectAll().where('entity_kind', '=', kind).where('entity_id', '=', id).where('operation', '=', 'read').executeTakeFirst();

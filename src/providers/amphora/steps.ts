@@ -84,10 +84,23 @@ async function placementOf(db: Q, lbId: string): Promise<{ computeFlavor: string
  * The row stays, DELETED, as Octavia keeps it until housekeeping purges it.
  */
 async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+  await takeDown(ctx, deps, amp, 'DELETED');
+}
+
+/**
+ * Stops the amphora's processes and frees its management address. A retired amphora also gives up
+ * its VIPs; a failed build's VIPs are unplugged by plug-vip's own revert, which runs first.
+ */
+async function takeDown(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable, status: 'DELETED' | 'ERROR'): Promise<void> {
   await destroyCompute(deps, amp);
-  if (amp.ha_ip && amp.load_balancer_id) for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await deps.network.unplugVip(amp.id, vip);
+  if (status === 'DELETED') await unplugVips(ctx, deps.network, amp);
   await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
-  await updateAmphora(ctx.db.kysely, amp.id, { status: 'DELETED' });
+  await updateAmphora(ctx.db.kysely, amp.id, { status });
+}
+
+async function unplugVips(ctx: StepContext, network: AmphoraDeps['network'], amp: AmphoraTable): Promise<void> {
+  if (!amp.ha_ip || !amp.load_balancer_id) return;
+  for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await network.unplugVip(amp.id, vip);
 }
 
 /** The amphora row of this job: STANDALONE, with a management address and its own heartbeat key. */
@@ -138,11 +151,7 @@ export function createAmphora(load: AmphoraDepsLoader): Step {
     // Also destroys compute: a boot-compute that failed half-way is not reverted itself.
     async revert(ctx) {
       const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-      if (!amp) return;
-      const deps = await load();
-      await destroyCompute(deps, amp);
-      await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
-      await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR' });
+      if (amp) await takeDown(ctx, await load(), amp, 'ERROR');
     },
   };
 }
@@ -232,9 +241,7 @@ export function plugVip(load: AmphoraDepsLoader): Step {
     },
     async revert(ctx) {
       const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-      if (!amp?.ha_ip) return;
-      const { network } = await load();
-      for (const vip of (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).addresses) await network.unplugVip(amp.id, vip);
+      if (amp) await unplugVips(ctx, (await load()).network, amp);
     },
   };
 }
