@@ -120,7 +120,11 @@ describe('an amphora create whose ostia up was killed mid-flow', { concurrency: 
       const res = await fetch(`${ostia!.url}/v2/lbaas/loadbalancers/${lbId}/trace`, { headers: { 'x-auth-token': token } });
       const trace = ((await res.json()) as { trace: TraceEntry[] }).trace;
       const last = trace.at(-1);
-      if (last?.step === step && last.finished_at === null) return;
+      if (last?.step === step && last.finished_at === null) {
+        // Frozen at once, so that the step cannot finish between this answer and the kill.
+        process.kill(ostia!.pid, 'SIGSTOP');
+        return;
+      }
       if (trace.some((t) => CREATE_STEPS.indexOf(t.step) > CREATE_STEPS.indexOf(step) || (t.step === step && t.finished_at !== null)))
         throw new Error(`the create got past ${step} between two polls of its trace: ${trace.map((t) => t.step).join(' → ')}`);
       await sleep(5);
