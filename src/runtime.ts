@@ -49,7 +49,7 @@ export interface Runtime {
  * local processes under DATA_DIR/amphorae, addresses on loopback. Loaded and opened by the
  * first flow that needs it, so API-only processes neither load nor touch it.
  */
-function amphoraDeps(config: Config): AmphoraDepsLoader {
+function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
     const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }] = await Promise.all([
       import('./pki/ca.js'),
@@ -63,6 +63,7 @@ function amphoraDeps(config: Config): AmphoraDepsLoader {
       compute,
       network: new LoopbackNetwork(config.amphora.managementNetwork),
       ca,
+      keyManager,
       amphoraDir: (id) => compute.amphoraDir(id),
       agent: agentClients(ca),
     };
@@ -74,11 +75,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const db = await openDatabase(config.database.url);
   await migrate(db);
   const signal: JobSignal = db.dialect === 'postgres' ? await PostgresJobSignal.connect(config.database.url) : new LocalJobSignal();
-  const amphora = amphoraDeps(config);
-  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, { amphora: () => amphoraDriver(amphora) });
   let boundUrl: string | undefined;
   const publicUrl = () => boundUrl ?? configuredUrl(config);
   const { keyManager, api: keyManagerApi } = createKeyManager(config, { db, publicUrl });
+  const amphora = amphoraDeps(config, keyManager);
+  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, { amphora: () => amphoraDriver(amphora) });
   const deps: ApiDeps = {
     db,
     config,

@@ -11,8 +11,9 @@
 import type { FastifyRequest } from 'fastify';
 import { apiError, type ApiError } from '../domain/errors.js';
 import { pyList } from '../domain/rules/listener.js';
-import { CertificateError, parseCaBundle, parseCrl, parseTlsBundle, type CertificateContainerParts } from '../keymanager/certificates.js';
-import { ForeignReferenceError, MissingReferenceError, type Caller, type KeyManager } from '../keymanager/index.js';
+import { CertificateError } from '../keymanager/certificates.js';
+import { ForeignReferenceError, type Caller, type KeyManager } from '../keymanager/index.js';
+import { readCaAndCrl, readCertificate, UnretrievableReference } from '../keymanager/tls-material.js';
 
 export interface TlsRefs {
   /** Certificates with their keys (listener default and SNI, a pool's client certificate): PKCS#12 secrets or certificate containers. */
@@ -120,46 +121,16 @@ function retrievalError(refs: readonly string[], foreign: readonly ForeignRefere
   return apiError('CERTIFICATE_RETRIEVAL', `${pyList(refs)}${why}`);
 }
 
-/** A readable reference the service could not read after all (deleted meanwhile, no payload, no certificate in the container). */
-class Unretrievable extends Error {
-  constructor(readonly ref: string) {
-    super(ref);
-  }
-}
-
 function asApiError(e: unknown): unknown {
   if (e instanceof CertificateError) return apiError('CERTIFICATE_INVALID', e.message);
-  if (e instanceof Unretrievable) return retrievalError([e.ref], []);
+  if (e instanceof UnretrievableReference) return retrievalError([e.ref], []);
   return e;
 }
 
-async function resolve(keyManager: KeyManager, ref: string) {
-  try {
-    return await keyManager.resolveForService(ref);
-  } catch (e) {
-    if (e instanceof MissingReferenceError || e instanceof ForeignReferenceError) throw new Unretrievable(ref);
-    throw e;
-  }
-}
-
 async function checkCertificate(keyManager: KeyManager, ref: string, now: Date): Promise<void> {
-  const material = await resolve(keyManager, ref);
-  const input: Buffer | CertificateContainerParts = material.kind === 'secret' ? material.payload : material.parts;
-  parseTlsBundle(input, { ref, now });
-}
-
-/** CA certificates and CRLs are plain secrets, as Octavia reads them. */
-async function secretPayload(keyManager: KeyManager, ref: string, what: string): Promise<Buffer> {
-  const material = await resolve(keyManager, ref);
-  if (material.kind === 'secret') return material.payload;
-  throw new CertificateError(ref, `it is a certificate container; ${what} must be a secret`);
+  await readCertificate(keyManager, ref, { now });
 }
 
 async function checkCaAndCrl(keyManager: KeyManager, caRef: string, crlRef: string | null, now: Date): Promise<void> {
-  const [ca, crl] = await Promise.all([
-    secretPayload(keyManager, caRef, 'a CA certificate reference'),
-    crlRef ? secretPayload(keyManager, crlRef, 'a revocation list reference') : null,
-  ]);
-  const bundle = parseCaBundle(ca, { ref: caRef, now });
-  if (crl) await parseCrl(crl, { ref: crlRef!, ca: bundle, now });
+  await readCaAndCrl(keyManager, caRef, crlRef, { now });
 }

@@ -4,6 +4,7 @@ import type { Database } from './schema.js';
 import * as initial from './migrations/0001-initial.js';
 import * as amphora from './migrations/0002-amphora.js';
 import * as keyManager from './migrations/0003-keymanager.js';
+import * as tls from './migrations/0004-tls.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -13,7 +14,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

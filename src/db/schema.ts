@@ -66,6 +66,8 @@ export interface ListenerTable extends Owned, Statuses, Timestamps {
   hsts_max_age: number | null;
   hsts_include_subdomains: Bool;
   hsts_preload: Bool;
+  /** Why its last certificate change was rolled back, or null: an extension old clients ignore. */
+  status_reason: string | null;
 }
 
 export interface PoolTable extends Owned, Statuses, Timestamps {
@@ -241,6 +243,24 @@ export interface PortTable {
   created_at: string;
 }
 
+/** One certificate, CA bundle or CRL a listener or pool uses, as last configured. */
+export interface CertificateInUseTable {
+  object_id: string;
+  object_kind: 'listener' | 'pool';
+  /** default, sni, client_ca, client_crl (listener); certificate, ca, crl (pool). */
+  role: string;
+  ref: string;
+  load_balancer_id: string;
+  project_id: string;
+  /** The certificate's (a CA bundle's earliest) not-after; a CRL's next update. */
+  not_after: string;
+  fingerprint_sha256: string | null;
+  subject_cn: string | null;
+  /** The last expiry threshold (30, 14, 7 days) warned about, or null. */
+  warned_days: number | null;
+  recorded_at: string;
+}
+
 /** A persisted unit of provider work: claimed with a lease, resumed after a crash. */
 export interface JobTable {
   id: string;
@@ -355,6 +375,7 @@ export interface Database {
   key_manager_container_secret: KeyManagerContainerSecretTable;
   key_manager_acl: KeyManagerAclTable;
   key_manager_consumer: KeyManagerConsumerTable;
+  certificate_in_use: CertificateInUseTable;
 }
 
 export type TableName = keyof Database;

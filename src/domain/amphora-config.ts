@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  HealthMonitorType, L7PolicyAction, L7RuleCompareType, L7RuleType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType,
+  AlpnProtocol, ClientAuthentication, HealthMonitorType, L7PolicyAction, L7RuleCompareType, L7RuleType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType, TlsVersion,
 } from './enums.js';
 import { Enum } from './schema-kit.js';
 
@@ -41,13 +41,40 @@ export const MonitorConfig = Closed({
   domainName: Nullable(Type.String()),
 });
 
+/** PEM blocks without headers or blank lines (a blank line would end a HAProxy CLI payload). */
+export const PEM_BLOCKS_PATTERN = '^(?:-----BEGIN [A-Z0-9 ]+-----\\n(?:[A-Za-z0-9+/=]+\\n)+-----END [A-Z0-9 ]+-----\\n)+$';
+
+/**
+ * PEM material the agent writes into its own directory (owner-only) for HAProxy to read: a
+ * certificate with its chain and private key, a CA bundle or a CRL. It travels only inside the
+ * config, over the agent's mutual-TLS channel. `pem` holds PEM blocks and nothing else.
+ */
+export const PemMaterial = Type.String({ minLength: 1, pattern: PEM_BLOCKS_PATTERN });
+
+/** What HAProxy negotiates on one side: protocol versions, cipher list, ALPN. */
+const TlsProtocolConfig = {
+  versions: Type.Array(Enum(TlsVersion), { minItems: 1 }),
+  /** OpenSSL cipher string (TLS 1.2 and below) and TLS 1.3 suites, colon-separated, or null for HAProxy's defaults. */
+  ciphers: Nullable(Type.String()),
+  alpn: Type.Array(Enum(AlpnProtocol)),
+};
+
+/** TLS to members (pool `tls_enabled`): the client certificate presented, and the CA and CRL members are verified with. */
+export const PoolTlsConfig = Closed({
+  certificate: Type.Union([PemMaterial, Type.Null()]),
+  ca: Type.Union([PemMaterial, Type.Null()]),
+  crl: Type.Union([PemMaterial, Type.Null()]),
+  ...TlsProtocolConfig,
+});
+
 export const PoolConfig = Closed({
   id: Id,
   protocol: Enum(PoolProtocol),
   algorithm: Enum(LbAlgorithm),
   enabled: Type.Boolean(),
   sessionPersistence: Type.Union([Closed({ type: Enum(SessionPersistenceType), cookieName: Nullable(Type.String()) }), Type.Null()]),
-  tlsEnabled: Type.Boolean(),
+  /** TLS to members (`tls_enabled`), or null for plain connections. */
+  tls: Type.Union([PoolTlsConfig, Type.Null()]),
   monitor: Type.Union([MonitorConfig, Type.Null()]),
   members: Type.Array(MemberConfig),
 });
@@ -74,6 +101,18 @@ export const L7PolicyConfig = Closed({
   rules: Type.Array(L7RuleConfig),
 });
 
+/** TERMINATED_HTTPS: what the frontend serves and asks of clients. */
+export const ListenerTlsConfig = Closed({
+  /** Served by SNI name; the first is served to clients that send no name or an unknown one. */
+  certificates: Type.Array(PemMaterial, { minItems: 1 }),
+  clientAuthentication: Enum(ClientAuthentication),
+  clientCa: Type.Union([PemMaterial, Type.Null()]),
+  clientCrl: Type.Union([PemMaterial, Type.Null()]),
+  ...TlsProtocolConfig,
+  /** Strict-Transport-Security on every response, or null. */
+  hsts: Type.Union([Closed({ maxAge: Type.Integer({ minimum: 0 }), includeSubdomains: Type.Boolean(), preload: Type.Boolean() }), Type.Null()]),
+});
+
 export const ListenerConfig = Closed({
   id: Id,
   protocol: Enum(ListenerProtocol),
@@ -89,6 +128,8 @@ export const ListenerConfig = Closed({
   defaultPoolId: Nullable(Type.String()),
   /** Sorted by position. */
   l7policies: Type.Array(L7PolicyConfig),
+  /** Present for TERMINATED_HTTPS. */
+  tls: Type.Union([ListenerTlsConfig, Type.Null()]),
 });
 
 export const AmphoraConfig = Closed({
@@ -104,7 +145,9 @@ export const AmphoraConfig = Closed({
 
 export type MemberConfig = Static<typeof MemberConfig>;
 export type MonitorConfig = Static<typeof MonitorConfig>;
+export type PoolTlsConfig = Static<typeof PoolTlsConfig>;
 export type PoolConfig = Static<typeof PoolConfig>;
+export type ListenerTlsConfig = Static<typeof ListenerTlsConfig>;
 export type L7RuleConfig = Static<typeof L7RuleConfig>;
 export type L7PolicyConfig = Static<typeof L7PolicyConfig>;
 export type ListenerConfig = Static<typeof ListenerConfig>;

@@ -56,6 +56,8 @@ export interface TlsParseOptions {
   now?: Date;
   /** For a secret holding a PKCS#12 bundle or an encrypted PEM key; default empty. */
   passphrase?: string | Buffer;
+  /** Read an expired certificate (CA bundle, CRL) rather than refuse it: expiry monitoring must see what is still in use. */
+  acceptExpired?: boolean;
 }
 
 export interface CaBundle {
@@ -104,11 +106,11 @@ export function parseTlsBundle(input: Buffer | string | CertificateContainerPart
   const material = typeof input === 'string' || Buffer.isBuffer(input)
     ? readSecret(bytes(input), passphraseOf(options.passphrase), fail)
     : readContainer(input, fail);
-  return checkBundle(material, options.now ?? new Date(), fail);
+  return checkBundle(material, options.now ?? new Date(), fail, options.acceptExpired);
 }
 
 /** One or more CA certificates (PEM, or a single DER certificate). */
-export function parseCaBundle(input: Buffer | string, options: { ref: string; now?: Date }): CaBundle {
+export function parseCaBundle(input: Buffer | string, options: { ref: string; now?: Date; acceptExpired?: boolean }): CaBundle {
   const fail: Fail = failFor(options.ref);
   const data = bytes(input);
   const blocks = pemBlocks(data, 'the CA bundle', fail);
@@ -122,7 +124,7 @@ export function parseCaBundle(input: Buffer | string, options: { ref: string; no
   }
   certs = uniqueCertificates(certs);
   const now = options.now ?? new Date();
-  for (const cert of certs) checkValidity(cert, `CA certificate "${subjectOf(cert)}"`, now, fail);
+  for (const cert of certs) checkValidity(cert, `CA certificate "${subjectOf(cert)}"`, now, fail, options.acceptExpired);
   const certificatesPem = certs.map((cert) => cert.toString());
   return {
     ref: options.ref,
@@ -133,7 +135,7 @@ export function parseCaBundle(input: Buffer | string, options: { ref: string; no
 }
 
 /** A CRL (PEM or DER) that must be signed by a certificate of `ca`, and current. */
-export async function parseCrl(input: Buffer | string, options: { ref: string; ca: CaBundle; now?: Date }): Promise<Crl> {
+export async function parseCrl(input: Buffer | string, options: { ref: string; ca: CaBundle; now?: Date; acceptExpired?: boolean }): Promise<Crl> {
   const fail: Fail = failFor(options.ref);
   const data = bytes(input);
   const blocks = pemBlocks(data, 'the secret', fail);
@@ -155,7 +157,7 @@ export async function parseCrl(input: Buffer | string, options: { ref: string; c
   const now = options.now ?? new Date();
   if (crl.thisUpdate > now) fail(`the CRL is not valid before ${crl.thisUpdate.toISOString()}`);
   // An expired CRL makes HAProxy refuse every client certificate.
-  if (crl.nextUpdate && crl.nextUpdate < now) fail(`the CRL expired on ${crl.nextUpdate.toISOString()}`);
+  if (!options.acceptExpired && crl.nextUpdate && crl.nextUpdate < now) fail(`the CRL expired on ${crl.nextUpdate.toISOString()}`);
   return {
     // OpenSSL (hence HAProxy's crl-file) reads only this label; @peculiar/x509 writes "CRL".
     crlPem: `${x509.PemConverter.encode(crl.rawData, 'X509 CRL')}\n`,
@@ -347,7 +349,7 @@ function iterationCount(node: forge.asn1.Asn1): number {
 
 // ---- checks ----
 
-function checkBundle(material: Material, now: Date, fail: Fail): TlsBundle {
+function checkBundle(material: Material, now: Date, fail: Fail, acceptExpired = false): TlsBundle {
   const { source } = material;
   const certs = uniqueCertificates(material.certs);
   const keys = uniqueKeys(material.keys);
@@ -366,8 +368,8 @@ function checkBundle(material: Material, now: Date, fail: Fail): TlsBundle {
   if (!leaf?.checkPrivateKey(key)) fail('the certificate and the private key do not match');
 
   const chain = orderChain(leaf, certs.filter((cert) => cert !== leaf), fail);
-  checkValidity(leaf, 'the certificate', now, fail);
-  for (const cert of chain) checkValidity(cert, `intermediate "${subjectOf(cert)}"`, now, fail);
+  checkValidity(leaf, 'the certificate', now, fail, acceptExpired);
+  for (const cert of chain) checkValidity(cert, `intermediate "${subjectOf(cert)}"`, now, fail, acceptExpired);
 
   const subjectCn = commonName(leaf);
   return {
@@ -430,11 +432,11 @@ function orderChain(leaf: X509Certificate, others: X509Certificate[], fail: Fail
   return chain;
 }
 
-function checkValidity(cert: X509Certificate, name: string, now: Date, fail: Fail): void {
+function checkValidity(cert: X509Certificate, name: string, now: Date, fail: Fail, acceptExpired = false): void {
   const notBefore = new Date(cert.validFrom);
   const notAfter = new Date(cert.validTo);
   if (now < notBefore) fail(`${name} is not valid before ${notBefore.toISOString()}`);
-  if (now > notAfter) fail(`${name} expired on ${notAfter.toISOString()}`);
+  if (!acceptExpired && now > notAfter) fail(`${name} expired on ${notAfter.toISOString()}`);
 }
 
 function uniqueCertificates(certs: X509Certificate[]): X509Certificate[] {

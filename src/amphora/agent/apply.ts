@@ -3,12 +3,14 @@
  *
  * Versions make pushes idempotent: an older version is refused (409), the applied version
  * again is a no-op ('unchanged'), the same version with other content is refused (409).
- * A new version is rendered and checked with `haproxy -c` first; a refusal (400) leaves the
- * running config alone. Then the rendered file is written — it is the truth the next reload
- * and the next agent start use — and applied:
- *   - 'runtime' when only members changed: the runtime API adds, removes, re-weights and
- *     enables/disables servers without a reload; if HAProxy refuses any command, the file is
- *     reloaded instead;
+ * A new version's TLS files are written to the TLS directory, then it is rendered and checked
+ * with `haproxy -c`; a refusal (400) leaves the running config alone and puts the previous
+ * TLS files back. Then the rendered file is written — it is the truth the next reload and the
+ * next agent start use — and applied:
+ *   - 'runtime' when only members and listeners' TLS file contents changed: the runtime API
+ *     adds, removes, re-weights and enables/disables servers and swaps certificates, CA
+ *     bundles and CRLs without a reload; if HAProxy refuses any command, the file is reloaded
+ *     instead;
  *   - 'reload' otherwise: a hitless master-worker reload, or the first start.
  * If HAProxy cannot load the new file (e.g. a port taken by another process, which `-c`
  * cannot see), the previous file is put back and the previous config keeps serving (500).
@@ -22,8 +24,10 @@ import { HaproxyError, type HaproxyProcess } from '../haproxy/process.js';
 import { renderedBackends, renderHaproxyConfig } from '../haproxy/render.js';
 import { serverName } from '../haproxy/names.js';
 import { violations } from '../typed-check.js';
-import { memberChanges, type MemberChange } from './diff.js';
+import { runtimeChanges, type RuntimeChanges } from './diff.js';
 import { renderPaths, type AgentLayout } from './layout.js';
+import { tlsFiles } from '../haproxy/tls-files.js';
+import { TlsStore } from './tls-store.js';
 
 export type AppliedHow = 'reload' | 'runtime' | 'unchanged';
 
@@ -54,8 +58,11 @@ export interface ConfigApplierOptions {
 export class ConfigApplier {
   private current: AmphoraConfig | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly tls: TlsStore;
 
-  constructor(private readonly opts: ConfigApplierOptions) {}
+  constructor(private readonly opts: ConfigApplierOptions) {
+    this.tls = new TlsStore(opts.layout.tlsDir);
+  }
 
   get applied(): AmphoraConfig | null {
     return this.current;
@@ -115,7 +122,9 @@ export class ConfigApplier {
     }
     const text = this.render(config);
     const running = this.opts.haproxy.running;
-    const changes = previous && running ? memberChanges(previous, config) : null;
+    const changes = previous && running ? runtimeChanges(previous, config) : null;
+    const files = tlsFiles(config);
+    const restoreTls = this.tls.write(files);
     // `haproxy -c` (tens of ms of CPU) guards reloads only: a bad file would leave the master in wait mode. A first
     // start checks the file by starting and leaves nothing running when it fails; member-only changes go through the
     // runtime API, which checks each server itself, and are checked only if a reload must finish the job.
@@ -124,7 +133,12 @@ export class ConfigApplier {
       const refusal = await this.opts.haproxy.validate(text);
       if (refusal !== null) throw new ApplyError(400, 'haproxy refused the configuration', refusal);
     };
-    if (!changes) await check();
+    try {
+      if (!changes) await check();
+    } catch (e) {
+      restoreTls();
+      throw e;
+    }
 
     const file = this.opts.layout.haproxy.config;
     const previousText = existsSync(file) ? readFileSync(file, 'utf8') : null;
@@ -137,12 +151,15 @@ export class ConfigApplier {
         applied = await this.reload();
       }
     } catch (e) {
+      restoreTls();
       await this.restoreFile(previousText);
       if (e instanceof HaproxyError) throw new ApplyError(500, e.message, e.output);
       throw e;
     }
     this.current = config;
-    writeFileAtomically(this.opts.layout.appliedConfig, JSON.stringify(config));
+    // Holds private keys: owner-only, as the TLS directory.
+    writeFileAtomically(this.opts.layout.appliedConfig, JSON.stringify(config), 0o600);
+    this.tls.prune(files);
     return { version: config.version, applied };
   }
 
@@ -171,11 +188,12 @@ export class ConfigApplier {
   }
 
   /** True when every change went through; false (after logging why) when a reload must finish the job. */
-  private async applyAtRuntime(changes: MemberChange[], config: AmphoraConfig, text: string): Promise<boolean> {
+  private async applyAtRuntime(changes: RuntimeChanges, config: AmphoraConfig, text: string): Promise<boolean> {
     const runtime = this.opts.haproxy.runtime;
     const servers = serverLines(text);
     try {
-      for (const change of changes) {
+      for (const file of changes.tlsFiles) await runtime.updateSslFile(file.kind, this.tls.path(file.name), file.pem);
+      for (const change of changes.members) {
         for (const { name: backend } of renderedBackends(config).filter((b) => b.poolId === change.poolId)) {
           const server = serverName(change.kind === 'add' ? change.member.id : change.memberId);
           switch (change.kind) {
@@ -199,7 +217,7 @@ export class ConfigApplier {
       }
       return true;
     } catch (e) {
-      this.opts.log.warn(`runtime member update incomplete, reloading instead: ${(e as Error).message}`);
+      this.opts.log.warn(`runtime update incomplete, reloading instead: ${(e as Error).message}`);
       return false;
     }
   }

@@ -1,10 +1,13 @@
 /**
  * Which pushes can be applied through HAProxy's runtime API instead of a reload: those where
- * nothing but pool members changed. Anything else (a listener, a pool setting, a monitor, the
- * VIP) changes proxies, and proxies change only by reload.
+ * nothing but pool members and the content of listeners' TLS files changed (a renewed
+ * certificate, CA bundle or CRL in the same slot). Anything else (a listener, a pool setting,
+ * a monitor, the VIP, another number of certificates) changes proxies, and proxies change only
+ * by reload.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AmphoraConfig, MemberConfig } from '../../domain/amphora-config.js';
+import type { AmphoraConfig, ListenerConfig, MemberConfig } from '../../domain/amphora-config.js';
+import { tlsFiles, type TlsFile } from '../haproxy/tls-files.js';
 
 export type MemberChange =
   | { kind: 'remove'; poolId: string; memberId: string }
@@ -15,16 +18,36 @@ export type MemberChange =
 /** What HAProxy cannot change on a live server: a change of these replaces the server. */
 const IDENTITY: readonly (keyof MemberConfig)[] = ['address', 'port', 'backup', 'monitorAddress', 'monitorPort'];
 
-function withoutMembers(config: AmphoraConfig): unknown {
-  return { ...config, version: 0, pools: config.pools.map((p) => ({ ...p, members: [] })) };
+export interface RuntimeChanges {
+  members: MemberChange[];
+  /** Frontend TLS files whose content changed, under the same name. */
+  tlsFiles: TlsFile[];
+}
+
+/** A listener's TLS with every file's content blanked: which slots exist, not what fills them. */
+function tlsSlots(listener: ListenerConfig): unknown {
+  const { tls } = listener;
+  if (!tls) return listener;
+  const slot = (pem: string | null) => (pem === null ? null : '');
+  return { ...listener, tls: { ...tls, certificates: tls.certificates.map(slot), clientCa: slot(tls.clientCa), clientCrl: slot(tls.clientCrl) } };
+}
+
+function shape(config: AmphoraConfig): unknown {
+  return { ...config, version: 0, listeners: config.listeners.map(tlsSlots), pools: config.pools.map((p) => ({ ...p, members: [] })) };
+}
+
+/** What the runtime API can do of the push from `previous` to `next`, or null when it takes a reload. */
+export function runtimeChanges(previous: AmphoraConfig, next: AmphoraConfig): RuntimeChanges | null {
+  if (!isDeepStrictEqual(shape(previous), shape(next))) return null;
+  const before = new Map(tlsFiles(previous).map((f) => [f.name, f.pem]));
+  return { members: memberChanges(previous, next), tlsFiles: tlsFiles(next).filter((f) => f.side === 'frontend' && before.get(f.name) !== f.pem) };
 }
 
 /**
- * The member changes from `previous` to `next`, removals first (a replaced member's name must be
- * free before it is added again), or null when something other than members changed.
+ * The member changes from `previous` to `next` (configs of the same shape), removals first (a
+ * replaced member's name must be free before it is added again).
  */
-export function memberChanges(previous: AmphoraConfig, next: AmphoraConfig): MemberChange[] | null {
-  if (!isDeepStrictEqual(withoutMembers(previous), withoutMembers(next))) return null;
+function memberChanges(previous: AmphoraConfig, next: AmphoraConfig): MemberChange[] {
   const removals: MemberChange[] = [];
   const additions: MemberChange[] = [];
   const updates: MemberChange[] = [];

@@ -14,6 +14,8 @@ export interface AgentLayout {
   appliedConfig: string;
   /** Heartbeat sequence number and last counters. */
   heartbeatState: string;
+  /** Certificates with their keys, CA bundles and CRLs (../haproxy/tls-files.ts): owner-only. */
+  tlsDir: string;
 }
 
 export function agentLayout(dir: string): AgentLayout {
@@ -28,6 +30,7 @@ export function agentLayout(dir: string): AgentLayout {
     },
     appliedConfig: join(dir, 'applied-config.json'),
     heartbeatState: join(dir, 'heartbeat-state.json'),
+    tlsDir: join(dir, 'tls'),
   };
 }
 
@@ -46,5 +49,5 @@ export function longestSocketPath(amphoraeRoot: string): string {
 /** What the renderer writes into haproxy.cfg's global section. */
 export function renderPaths(layout: AgentLayout): HaproxyPaths {
   const { stateFile, statsSocket, pidFile } = layout.haproxy;
-  return { stateFile, statsSocket, pidFile };
+  return { stateFile, statsSocket, pidFile, tlsDir: layout.tlsDir };
 }

@@ -10,6 +10,7 @@
  * keyword arguments in parentheses are parsed a second time with the same quoting rules.
  */
 import { bigIntToIp, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
+import { TLS_CIPHERS_PATTERN } from '../../domain/schemas/pool.js';
 
 export class RenderError extends Error {
   constructor(
@@ -169,6 +170,14 @@ export function integer(field: string, value: number, min: number, max: number):
 /** One of a fixed list (enumerations the schema already restricts). */
 export function oneOf<T extends string | number>(field: string, value: T, allowed: readonly T[]): T {
   if (!allowed.includes(value)) throw new RenderError(field, value, `is not one of ${allowed.join(', ')}`);
+  return value;
+}
+
+const CIPHER_LIST = new RegExp(TLS_CIPHERS_PATTERN);
+
+/** An OpenSSL cipher list, in the alphabet the API allows (no character HAProxy's parser reads). */
+export function cipherList(field: string, value: string): string {
+  if (!CIPHER_LIST.test(printable(field, value))) throw new RenderError(field, value, 'is not an OpenSSL cipher list');
   return value;
 }
 

@@ -20,7 +20,7 @@ const MARKER = 'MARKER';
 const KEYWORDS = new Set([
   'global', 'defaults', 'frontend', 'backend', 'maxconn', 'stats', 'server-state-file', 'pidfile', 'hard-stop-after', 'httpclient.ssl.verify',
   'load-server-state-from-file', 'retries', 'option', 'mode', 'bind', 'timeout', 'tcp-request', 'acl', 'http-request',
-  'use_backend', 'default_backend', 'balance', 'hash-type', 'stick-table', 'stick', 'cookie', 'http-check', 'server',
+  'use_backend', 'default_backend', 'balance', 'hash-type', 'stick-table', 'stick', 'cookie', 'http-check', 'server', 'http-response',
 ]);
 
 const hostileUnit = fc.constantFrom(
@@ -90,6 +90,8 @@ const placed = (template: string, as: Placement): FieldOptions => ({ placed: { t
 const mayRemove: FieldOptions = { mayRemove: true };
 
 const l7 = fx.httpWithL7;
+const https = fx.terminatedHttps;
+const HTTPS_CIPHERS = 'ECDHE-ECDSA-AES256-GCM-SHA384:TLS_AES_256_GCM_SHA384';
 const policyOf = (c: AmphoraConfig, n: number) => c.listeners[0]!.l7policies[n - 1]!;
 const ruleOf = (c: AmphoraConfig, n: number) => c.listeners[0]!.l7policies.flatMap((p) => p.rules).find((r) => r.id === fx.ids.rule(n))!;
 const pathField = (name: string, key: keyof HaproxyPaths) =>
@@ -141,6 +143,15 @@ const TEXT_FIELDS: readonly TextField[] = [
   pathField('stats socket path', 'statsSocket'),
   pathField('state file path', 'stateFile'),
   pathField('pid file path', 'pidFile'),
+  // Not placed: file names follow the directory in the same word.
+  fieldFromRender('TLS directory path', (raw) => renderWith(https, unchanged, { ...paths, tlsDir: raw }), () => renderWith(https, unchanged)),
+  // After both kinds of cipher, so an empty or hostile value changes no word count.
+  textField('listener tls_ciphers', https, (c, v) => (c.listeners[0]!.tls!.ciphers = `${HTTPS_CIPHERS}:${v}`)),
+  textField('listener tls_versions entry', https, (c, v) => (c.listeners[0]!.tls!.versions = [v as never])),
+  textField('listener alpn_protocols entry', https, (c, v) => (c.listeners[0]!.tls!.alpn = ['h2', v as never])),
+  textField('listener client_authentication', https, (c, v) => (c.listeners[0]!.tls!.clientAuthentication = v as never)),
+  textField('pool tls_ciphers', https, (c, v) => (c.pools[0]!.tls!.ciphers = `${HTTPS_CIPHERS}:${v}`)),
+  textField('pool alpn_protocols entry', https, (c, v) => (c.pools[0]!.tls!.alpn = [v as never])),
 ];
 
 interface NumberField {
@@ -173,6 +184,7 @@ const NUMBER_FIELDS: readonly NumberField[] = [
   numberField('healthmonitor http_version', l7, (c, v) => (c.pools[0]!.monitor!.httpVersion = v), 1.1),
   numberField('l7policy redirect_http_code', l7, (c, v) => (policyOf(c, 2).redirectHttpCode = v), 302),
   numberField('l7policy position', l7, (c, v) => (policyOf(c, 3).position = v), 3),
+  numberField('listener hsts_max_age', https, (c, v) => (c.listeners[0]!.tls!.hsts!.maxAge = v), 3600),
   { name: 'maxconn option', render: (v) => renderWith(l7, unchanged, paths, v), benign: 8000 },
 ];
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../test/support/ostia-process.js';
@@ -16,9 +16,25 @@ import { backendName, frontendName, parseBackendName, parseFrontendName, parseSe
 import { renderedBackends, renderHaproxyConfig } from './render.js';
 import * as fx from './testing/fixtures.js';
 import { parseConfig } from './testing/words.js';
+import { tlsFiles, type TlsFileKind } from './tls-files.js';
+import { createTestPki } from '../../keymanager/testing.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const goldenDir = join(repoRoot(), 'src/amphora/haproxy/golden');
+
+let material: Record<TlsFileKind, string> | undefined;
+/** A certificate with its chain and key, the CA bundle it chains to, a CRL: made once, on first use. */
+function realMaterial(): Record<TlsFileKind, string> {
+  if (material) return material;
+  const pki = createTestPki();
+  try {
+    const leaf = pki.leaf({ cn: 'www.example.com', dnsNames: ['www.example.com'], key: 'ec-p256' });
+    material = { cert: leaf.certPem + pki.intermediate.certPem + leaf.keyPem, 'ca-file': pki.intermediate.certPem + pki.root.certPem, 'crl-file': pki.crl(pki.intermediate).toString() };
+    return material;
+  } finally {
+    pki.remove();
+  }
+}
 
 const render = (config: AmphoraConfig) => renderHaproxyConfig(config, fx.goldenPaths(config.amphoraId), fx.goldenOptions);
 
@@ -49,9 +65,12 @@ for (const [name, make] of Object.entries(fx.goldenConfigs)) {
   test(`haproxy -c accepts ${name} without a warning`, { skip: !existsSync(HAPROXY) && `${HAPROXY} is not installed` }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'ostia-haproxy-'));
     try {
-      const paths = { statsSocket: join(dir, 'haproxy.sock'), stateFile: join(dir, 'haproxy.state'), pidFile: join(dir, 'haproxy.pid') };
+      const paths = { statsSocket: join(dir, 'haproxy.sock'), stateFile: join(dir, 'haproxy.state'), pidFile: join(dir, 'haproxy.pid'), tlsDir: join(dir, 'tls') };
       // A state file as `show servers state` writes it (version line), so its absence is no warning.
       writeFileSync(paths.stateFile, '1\n');
+      // HAProxy loads every TLS file it is given: real material in place of the golden placeholders.
+      mkdirSync(paths.tlsDir);
+      for (const file of tlsFiles(make())) writeFileSync(join(paths.tlsDir, file.name), realMaterial()[file.kind]);
       writeFileSync(join(dir, 'haproxy.cfg'), renderHaproxyConfig(make(), paths, fx.goldenOptions));
       const out = execFileSync(HAPROXY, ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
       assert.match(out, /Configuration file is valid/);

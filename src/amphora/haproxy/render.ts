@@ -4,27 +4,33 @@
  * applied again here, so a value that slipped past the API is refused (RenderError), never
  * rendered. Output is deterministic: the same config always gives the same text.
  *
+ * TLS material is never in the file: certificates, CA bundles and CRLs are files of the
+ * amphora's TLS directory (named by ./tls-files.ts), which the file only names.
+ *
  * What is left out rather than refused: a disabled load balancer (no proxies at all), disabled
  * listeners and pools, listeners HAProxy does not serve here (UDP, SCTP and PROMETHEUS need LVS
- * or the exporter; TERMINATED_HTTPS needs certificates the config does not carry — the amphora
- * provider refuses all four), disabled L7 policies and rules, and policies with no enabled rule
+ * or the exporter — the amphora provider refuses all three), disabled L7 policies and rules, and policies with no enabled rule
  * (they never match). Cookie persistence on a TCP-mode backend is left out: HAProxy cannot
  * read cookies there and would ignore it with a warning.
  */
-import type { AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, MemberConfig, MonitorConfig, PoolConfig } from '../../domain/amphora-config.js';
-import { HealthMonitorDefaults, L7PolicyDefaults, PoolDefaults } from '../../domain/defaults.js';
+import { join } from 'node:path';
+import type {
+  AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
+} from '../../domain/amphora-config.js';
+import { HealthMonitorDefaults, L7PolicyDefaults } from '../../domain/defaults.js';
 import {
-  HealthMonitorType, HttpMethod, HttpVersion, InsertHeader, L7PolicyAction, L7RuleCompareType, L7RuleType, ListenerPoolCompatibility, RedirectHttpCode,
-  SessionPersistenceType, TlsVersion, type ListenerProtocol,
+  AlpnProtocol, ClientAuthentication, HealthMonitorType, HttpMethod, HttpVersion, InsertHeader, L7PolicyAction, L7RuleCompareType, L7RuleType,
+  ListenerPoolCompatibility, RedirectHttpCode, SessionPersistenceType, TerminatedHttpsInsertHeader, type ListenerProtocol,
 } from '../../domain/enums.js';
 import { isApiError } from '../../domain/errors.js';
 import { checkMonitorTypeForPool, isHttpMonitor, isUrlPath } from '../../domain/rules/healthmonitor.js';
 import { isRedirectUrl, validateL7Rule } from '../../domain/rules/l7.js';
-import { validateInsertHeaders } from '../../domain/rules/listener.js';
+import { tlsVersionRange, validateInsertHeaders } from '../../domain/rules/listener.js';
 import { validateSessionPersistence } from '../../domain/rules/pool.js';
 import * as enc from './encoders.js';
 import { RenderError } from './encoders.js';
 import { backendName, frontendName, serverName } from './names.js';
+import { listenerCertificateFile, listenerClientCaFile, listenerClientCrlFile, poolCaFile, poolCertificateFile, poolCrlFile } from './tls-files.js';
 
 export { RenderError };
 
@@ -33,6 +39,8 @@ export interface HaproxyPaths {
   stateFile: string;
   statsSocket: string;
   pidFile: string;
+  /** Where the agent writes the TLS files of ./tls-files.ts. */
+  tlsDir: string;
 }
 
 export interface RenderOptions {
@@ -41,7 +49,7 @@ export interface RenderOptions {
 }
 
 /** The listener protocols rendered; the provider refuses the others before they get here. */
-export const RenderedListenerProtocols: readonly ListenerProtocol[] = ['HTTP', 'HTTPS', 'TCP'];
+export const RenderedListenerProtocols: readonly ListenerProtocol[] = ['HTTP', 'HTTPS', 'TCP', 'TERMINATED_HTTPS'];
 
 type Mode = 'http' | 'tcp';
 
@@ -63,6 +71,7 @@ const PERSISTENCE_COOKIE = 'SRV';
 
 interface BackendPlan {
   readonly name: string;
+  readonly paths: HaproxyPaths;
   readonly pool: PoolConfig;
   readonly listener: ListenerConfig;
   readonly mode: Mode;
@@ -113,7 +122,7 @@ function assertUnique(field: string, ids: readonly string[]): void {
 }
 
 function modeOf(protocol: ListenerProtocol): Mode {
-  return protocol === 'HTTP' ? 'http' : 'tcp';
+  return protocol === 'HTTP' || protocol === 'TERMINATED_HTTPS' ? 'http' : 'tcp';
 }
 
 /** Enabled policies with their enabled rules, in position order; a policy without rules never matches. */
@@ -125,7 +134,7 @@ function activePolicies(listener: ListenerConfig): Array<{ policy: L7PolicyConfi
     .filter(({ rules }) => rules.length > 0);
 }
 
-function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolConfig>): FrontendPlan {
+function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolConfig>, paths: HaproxyPaths): FrontendPlan {
   const mode = modeOf(listener.protocol);
   const backends = new Map<string, BackendPlan>();
   const backendOf = (poolId: string | null): string | null => {
@@ -134,7 +143,7 @@ function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolC
     if (!ListenerPoolCompatibility[listener.protocol].includes(pool.protocol))
       throw new RenderError(at('pool', pool.id, 'protocol'), pool.protocol, `cannot serve a ${listener.protocol} listener`);
     const name = backendName(pool.id, listener.id);
-    if (!backends.has(name)) backends.set(name, { name, pool, listener, mode });
+    if (!backends.has(name)) backends.set(name, { name, paths, pool, listener, mode });
     return name;
   };
   const defaultBackend = backendOf(listener.defaultPoolId);
@@ -149,19 +158,21 @@ function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolC
   return { listener, mode, policies, defaultBackend, backends: [...backends.values()] };
 }
 
-function planFrontends(config: AmphoraConfig): FrontendPlan[] {
+function planFrontends(config: AmphoraConfig, paths: HaproxyPaths): FrontendPlan[] {
   if (!config.enabled) return [];
   assertUnique('pool id', config.pools.map((p) => p.id));
   assertUnique('listener id', config.listeners.map((l) => l.id));
   const pools = new Map(config.pools.map((p) => [p.id, p]));
   return config.listeners
     .filter((l) => l.enabled && RenderedListenerProtocols.includes(l.protocol))
-    .map((l) => planFrontend(l, pools));
+    .map((l) => planFrontend(l, pools, paths));
 }
 
 /** Every backend the rendered file holds, in file order. */
 export function renderedBackends(config: AmphoraConfig): RenderedBackend[] {
-  return planFrontends(config).flatMap((f) => f.backends.map((b) => ({ name: b.name, poolId: b.pool.id, listenerId: b.listener.id })));
+  // Names only: the paths do not shape the plan.
+  const paths: HaproxyPaths = { stateFile: '/', statsSocket: '/', pidFile: '/', tlsDir: '/' };
+  return planFrontends(config, paths).flatMap((f) => f.backends.map((b) => ({ name: b.name, poolId: b.pool.id, listenerId: b.listener.id })));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -324,20 +335,97 @@ function l7Lines(listener: ListenerConfig, policies: readonly PolicyPlan[]): str
   return [...rules.map(ruleAcl), ...ordered.map(policyAction)];
 }
 
-function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions): string[] {
+// ---------------------------------------------------------------------------------------
+// TLS
+
+const HAPROXY_TLS_VERSION: Readonly<Record<string, string>> = { SSLv3: 'SSLv3', TLSv1: 'TLSv1.0', 'TLSv1.1': 'TLSv1.1', 'TLSv1.2': 'TLSv1.2', 'TLSv1.3': 'TLSv1.3' };
+
+type Field = (attribute: string) => string;
+
+/** A file of the TLS directory, by its name in ./tls-files.ts. */
+function tlsFile(paths: HaproxyPaths, field: string, name: string): string {
+  return enc.absolutePath(field, join(paths.tlsDir, name));
+}
+
+/** Versions, ciphers and ALPN, the same on a bind line and a server line. */
+function tlsProtocolOptions(field: Field, tls: Pick<ListenerTlsConfig, 'versions' | 'ciphers' | 'alpn'>): string[] {
+  const range = tlsVersionRange(tls.versions);
+  if (!range) throw new RenderError(field('tls_versions'), tls.versions.join(','), 'is not one range of versions: HAProxy enables a minimum and a maximum');
+  const options = [`ssl-min-ver ${HAPROXY_TLS_VERSION[range.min]}`, `ssl-max-ver ${HAPROXY_TLS_VERSION[range.max]}`];
+  // One list in the API; OpenSSL takes TLS 1.3 suites separately from older ciphers.
+  const suites = tls.ciphers === null ? [] : enc.cipherList(field('tls_ciphers'), tls.ciphers).split(':').filter((c) => c !== '');
+  const legacy = suites.filter((c) => !c.startsWith('TLS_'));
+  const tls13 = suites.filter((c) => c.startsWith('TLS_'));
+  if (legacy.length) options.push(`ciphers ${legacy.join(':')}`);
+  if (tls13.length) options.push(`ciphersuites ${tls13.join(':')}`);
+  if (tls.alpn.length) options.push(`alpn ${tls.alpn.map((p) => enc.oneOf(field('alpn_protocols'), p, AlpnProtocol)).join(',')}`);
+  return options;
+}
+
+/** What a TERMINATED_HTTPS bind adds: its certificates (the first is the default), client verification, protocol options. */
+function bindTlsOptions(listener: ListenerConfig, tls: ListenerTlsConfig, paths: HaproxyPaths): string[] {
+  const field = (attribute: string) => at('listener', listener.id, attribute);
+  const id = enc.uuid(field('id'), listener.id);
+  const options = ['ssl', ...tls.certificates.map((_, slot) => `crt ${tlsFile(paths, field('certificate'), listenerCertificateFile(id, slot))}`)];
+  const auth = enc.oneOf(field('client_authentication'), tls.clientAuthentication, ClientAuthentication);
+  if (auth !== 'NONE') {
+    if (tls.clientCa === null) throw new RenderError(field('client_ca_tls_container_ref'), null, `is required by client_authentication ${auth}`);
+    options.push(`verify ${auth === 'MANDATORY' ? 'required' : 'optional'}`, `ca-file ${tlsFile(paths, field('client_ca'), listenerClientCaFile(id))}`);
+    if (tls.clientCrl !== null) options.push(`crl-file ${tlsFile(paths, field('client_crl'), listenerClientCrlFile(id))}`);
+  }
+  return [...options, ...tlsProtocolOptions(field, tls)];
+}
+
+/** The listener's TLS, which a TERMINATED_HTTPS listener has and no other does. */
+function listenerTls(listener: ListenerConfig): ListenerTlsConfig | null {
+  const terminates = listener.protocol === 'TERMINATED_HTTPS';
+  if (terminates !== (listener.tls !== null))
+    throw new RenderError(at('listener', listener.id, 'tls'), listener.protocol, terminates ? 'needs certificates' : 'cannot terminate TLS');
+  return listener.tls;
+}
+
+function hstsLines(listener: ListenerConfig, tls: ListenerTlsConfig): string[] {
+  if (!tls.hsts) return [];
+  const maxAge = enc.integer(at('listener', listener.id, 'hsts_max_age'), tls.hsts.maxAge, 0, Number.MAX_SAFE_INTEGER);
+  const value = `max-age=${maxAge};${tls.hsts.includeSubdomains ? ' includeSubDomains;' : ''}${tls.hsts.preload ? ' preload;' : ''}`;
+  return [`http-response set-header Strict-Transport-Security ${enc.word(at('listener', listener.id, 'hsts'), value)}`];
+}
+
+/** TLS to members: the client certificate presented, and members verified against the CA when there is one (else not at all, as Octavia). */
+function memberTlsOptions(b: BackendPlan, tls: PoolTlsConfig): string[] {
+  const field = (attribute: string) => at('pool', b.pool.id, attribute);
+  const id = enc.uuid(field('id'), b.pool.id);
+  const options = ['ssl'];
+  if (tls.certificate !== null) options.push(`crt ${tlsFile(b.paths, field('tls_container_ref'), poolCertificateFile(id))}`);
+  if (tls.ca !== null) {
+    options.push('verify required', `ca-file ${tlsFile(b.paths, field('ca_tls_container_ref'), poolCaFile(id))}`);
+    if (tls.crl !== null) options.push(`crl-file ${tlsFile(b.paths, field('crl_container_ref'), poolCrlFile(id))}`);
+  } else {
+    if (tls.crl !== null) throw new RenderError(field('crl_container_ref'), null, 'needs a CA to verify members with');
+    options.push('verify none');
+  }
+  return [...options, ...tlsProtocolOptions(field, tls)];
+}
+
+// ---------------------------------------------------------------------------------------
+
+function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths): string[] {
   const { listener } = f;
   const field = (attribute: string) => at('listener', listener.id, attribute);
   const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, Number.MAX_SAFE_INTEGER);
   const inspectDelay = timeoutMs(field('timeout_tcp_inspect'), listener.timeouts.tcpInspect);
+  const tls = listenerTls(listener);
+  const bindOptions = tls ? ` ${bindTlsOptions(listener, tls, paths).join(' ')}` : '';
   return [
     `frontend ${frontendName(listener.id)}`,
     `mode ${f.mode}`,
-    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}`),
+    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}${bindOptions}`),
     // -1 (unlimited) leaves the frontend at the global cap; no frontend can exceed it anyway.
     ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
     `timeout client ${timeoutMs(field('timeout_client_data'), listener.timeouts.clientData)}`,
     ...(inspectDelay === '0' ? [] : [`tcp-request inspect-delay ${inspectDelay}`]),
     ...allowedCidrLines(listener),
+    ...(tls ? hstsLines(listener, tls) : []),
     ...l7Lines(listener, f.policies),
     ...(f.defaultBackend ? [`default_backend ${f.defaultBackend}`] : []),
   ];
@@ -379,20 +467,28 @@ function persistenceLines(pool: PoolConfig, mode: Mode): string[] {
   ];
 }
 
-/** Each inserted header and how HAProxy produces it; values other than "true" turn one off, as in Octavia. */
-const HEADER_INSERTION: Readonly<Record<(typeof InsertHeader)[number], string>> = {
+/** Each inserted header and how HAProxy produces it (Octavia's lines); values other than "true" turn one off, as in Octavia. */
+const HEADER_INSERTION: Readonly<Record<(typeof InsertHeader)[number] | (typeof TerminatedHttpsInsertHeader)[number], string>> = {
   'X-Forwarded-For': 'option forwardfor',
   'X-Forwarded-Port': 'http-request set-header X-Forwarded-Port %[dst_port]',
   'X-Forwarded-Proto': 'http-request set-header X-Forwarded-Proto %[ssl_fc,iif(https,http)]',
   'X-Forwarded-IP': 'http-request set-header X-Forwarded-IP %[src]',
   'X-Client-IP': 'http-request set-header X-Client-IP %[src]',
   'X-Real-IP': 'http-request set-header X-Real-IP %[src]',
+  'X-SSL-Client-Verify': 'http-request set-header X-SSL-Client-Verify %[ssl_c_verify]',
+  'X-SSL-Client-Has-Cert': 'http-request set-header X-SSL-Client-Has-Cert %[ssl_c_used]',
+  'X-SSL-Client-DN': 'http-request set-header X-SSL-Client-DN %{+Q}[ssl_c_s_dn]',
+  'X-SSL-Client-CN': 'http-request set-header X-SSL-Client-CN %{+Q}[ssl_c_s_dn(cn)]',
+  'X-SSL-Issuer': 'http-request set-header X-SSL-Issuer %{+Q}[ssl_c_i_dn]',
+  'X-SSL-Client-SHA1': 'http-request set-header X-SSL-Client-SHA1 %{+Q}[ssl_c_sha1,hex]',
+  'X-SSL-Client-Not-Before': 'http-request set-header X-SSL-Client-Not-Before %{+Q}[ssl_c_notbefore]',
+  'X-SSL-Client-Not-After': 'http-request set-header X-SSL-Client-Not-After %{+Q}[ssl_c_notafter]',
 };
 
 function insertHeaderLines(listener: ListenerConfig): string[] {
   const headers = listener.insertHeaders;
   underDomainRule(at('listener', listener.id, 'insert_headers'), Object.keys(headers), () => validateInsertHeaders(listener.protocol, headers));
-  return InsertHeader.filter((name) => String(headers[name]).toLowerCase() === 'true').map((name) => HEADER_INSERTION[name]);
+  return [...InsertHeader, ...TerminatedHttpsInsertHeader].filter((name) => String(headers[name]).toLowerCase() === 'true').map((name) => HEADER_INSERTION[name]);
 }
 
 function httpCheckLines(monitor: MonitorConfig): string[] {
@@ -426,7 +522,7 @@ function monitorLines(monitor: MonitorConfig, pool: PoolConfig): string[] {
  * TLS-HELLO completes a TLS handshake (`check-ssl`), as Octavia does since the SSLv3-only
  * `ssl-hello-chk` probe was dropped.
  */
-function checkOptions(monitor: MonitorConfig, member: MemberConfig): string[] {
+function checkOptions(monitor: MonitorConfig, member: MemberConfig, pool: PoolConfig): string[] {
   const field = (attribute: string) => at('healthmonitor', monitor.id, attribute);
   const options = [
     'check',
@@ -434,30 +530,11 @@ function checkOptions(monitor: MonitorConfig, member: MemberConfig): string[] {
     `fall ${enc.integer(field('max_retries_down'), monitor.maxRetriesDown, 1, 10)}`,
     `rise ${enc.integer(field('max_retries'), monitor.maxRetries, 1, 10)}`,
   ];
-  if (monitor.type === 'HTTPS' || monitor.type === 'TLS-HELLO') options.push('check-ssl', 'verify none');
+  // A pool that re-encrypts checks with its own TLS settings (CA, client certificate); pass-through pools check without verifying.
+  if (monitor.type === 'HTTPS' || monitor.type === 'TLS-HELLO') options.push('check-ssl', ...(pool.tls ? [] : ['verify none']));
   if (member.monitorAddress !== null) options.push(`addr ${enc.hostAddress(at('member', member.id, 'monitor_address'), member.monitorAddress)}`);
   if (member.monitorPort !== null) options.push(`port ${enc.integer(at('member', member.id, 'monitor_port'), member.monitorPort, 1, 65535)}`);
   return options;
-}
-
-const HAPROXY_TLS_VERSION: Readonly<Record<string, string>> = { SSLv3: 'SSLv3', TLSv1: 'TLSv1.0', 'TLSv1.1': 'TLSv1.1', 'TLSv1.2': 'TLSv1.2', 'TLSv1.3': 'TLSv1.3' };
-
-/**
- * TLS to members with the API's pool defaults (the provider refuses other settings and
- * certificate references, so there is no CA to verify against: `verify none`, as Octavia).
- */
-function memberTlsOptions(): string[] {
-  const versions = TlsVersion.filter((v) => (PoolDefaults.tls_versions as readonly string[]).includes(v));
-  const suites = PoolDefaults.tls_ciphers.split(':');
-  return [
-    'ssl',
-    'verify none',
-    `ssl-min-ver ${HAPROXY_TLS_VERSION[versions[0]!]}`,
-    `ssl-max-ver ${HAPROXY_TLS_VERSION[versions[versions.length - 1]!]}`,
-    `ciphers ${suites.filter((s) => !s.startsWith('TLS_')).join(':')}`,
-    `ciphersuites ${suites.filter((s) => s.startsWith('TLS_')).join(':')}`,
-    `alpn ${PoolDefaults.alpn_protocols.join(',')}`,
-  ];
 }
 
 function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig | null): string {
@@ -468,8 +545,8 @@ function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig
   if (b.mode === 'http' && b.pool.sessionPersistence?.type === 'HTTP_COOKIE') options.push(`cookie ${name}`);
   if (b.pool.protocol === 'PROXY') options.push('send-proxy');
   if (b.pool.protocol === 'PROXYV2') options.push('send-proxy-v2');
-  if (b.pool.tlsEnabled) options.push(...memberTlsOptions());
-  if (monitor) options.push(...checkOptions(monitor, member));
+  if (b.pool.tls) options.push(...memberTlsOptions(b, b.pool.tls));
+  if (monitor) options.push(...checkOptions(monitor, member, b.pool));
   if (!member.enabled) options.push('disabled');
   return `server ${name} ${enc.socketAddress(field('address'), member.address, field('protocol_port'), member.port)} ${options.join(' ')}`;
 }
@@ -503,12 +580,12 @@ function format([header, ...directives]: readonly string[]): string {
 
 export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, opts: RenderOptions): string {
   const header = `# Load balancer ${enc.uuid('load balancer id', config.loadBalancerId)} on amphora ${enc.uuid('amphora id', config.amphoraId)}, rendered by Ostia\n`;
-  const frontends = planFrontends(config);
+  const frontends = planFrontends(config, paths);
   const vips = frontends.length ? bindAddresses(config) : [];
   const sections = [
     globalSection(paths, opts),
     defaultsSection(),
-    ...frontends.map((f) => frontendSection(f, vips, opts)),
+    ...frontends.map((f) => frontendSection(f, vips, opts, paths)),
     ...frontends.flatMap((f) => f.backends.map(backendSection)),
   ];
   return [header, ...sections.map(format)].join('\n');

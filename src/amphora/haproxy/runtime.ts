@@ -71,14 +71,15 @@ export class HaproxyRuntime {
     private readonly timeoutMs = 5000,
   ) {}
 
-  /** Sends one command and resolves with HAProxy's whole reply. */
-  execute(command: string): Promise<string> {
+  /** Sends one command, with a multi-line payload if given (`<command> <<`), and resolves with HAProxy's whole reply. */
+  execute(command: string, payload?: string): Promise<string> {
     if (/[\r\n]/.test(command)) return Promise.reject(new Error('a haproxy CLI command is one line'));
+    const text = payload === undefined ? `${command}\n` : `${command} <<\n${payload}\n\n`;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       const socket = createConnection(this.socketPath);
       socket.setTimeout(this.timeoutMs, () => socket.destroy(new Error(`haproxy stats socket ${this.socketPath}: no reply to '${command}' within ${this.timeoutMs} ms`)));
-      socket.on('connect', () => socket.end(`${command}\n`));
+      socket.on('connect', () => socket.end(text));
       socket.on('data', (chunk) => chunks.push(chunk));
       socket.on('error', reject);
       socket.on('close', (hadError) => {
@@ -156,9 +157,26 @@ export class HaproxyRuntime {
     await this.expect(`set server ${word(backend)}/${word(server)} state ${state}`);
   }
 
+  /**
+   * Swaps a certificate, CA bundle or CRL file HAProxy has loaded, in memory and without a
+   * reload (the file on disk is the caller's): a transaction (`set ssl <kind> <file>` with the
+   * PEM as payload) then its commit, or its abort when the commit fails.
+   */
+  async updateSslFile(kind: 'cert' | 'ca-file' | 'crl-file', file: string, pem: string): Promise<void> {
+    // The CLI reads a payload up to the first empty line.
+    if (pem.trim() === '' || /\n\s*\n/.test(pem.trim())) throw new Error(`refusing to send ${file}: the PEM is empty or holds an empty line`);
+    await this.expect(`set ssl ${kind} ${word(file)}`, /transaction created/i, pem.trim());
+    try {
+      await this.expect(`commit ssl ${kind} ${word(file)}`, /Success!$/);
+    } catch (e) {
+      await this.execute(`abort ssl ${kind} ${word(file)}`).catch(() => undefined);
+      throw e;
+    }
+  }
+
   /** Runs `command`; success is an empty reply, or one matching `success`. */
-  private async expect(command: string, success?: RegExp): Promise<void> {
-    const reply = await this.execute(command);
+  private async expect(command: string, success?: RegExp, payload?: string): Promise<void> {
+    const reply = await this.execute(command, payload);
     const ok = success ? success.test(reply.trim()) : reply.trim() === '';
     if (!ok) throw new RuntimeCommandError(command, reply);
   }

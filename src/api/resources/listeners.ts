@@ -146,6 +146,7 @@ export async function insertListener(deps: ApiDeps, trx: Trx, _ctx: RequestConte
     operating_status: 'OFFLINE',
     default_pool_id: defaultPoolId,
     ...listenerColumns(spec),
+    status_reason: null,
     created_at: timestamp(),
     updated_at: null,
   };
@@ -171,6 +172,7 @@ async function updateListener(deps: ApiDeps, trx: Trx, id: string, b: UpdateInpu
     admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up === 1) ? 1 : 0,
     default_pool_id: b.default_pool_id === undefined ? current.default_pool_id : b.default_pool_id,
     provisioning_status: 'PENDING_UPDATE',
+    status_reason: null,
     updated_at: timestamp(),
   };
   deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));

@@ -83,6 +83,8 @@ export function listenerView(row: ListenerRow, rel: ListenerRelations) {
     hsts_max_age: spec.hsts_max_age,
     hsts_include_subdomains: spec.hsts_include_subdomains,
     hsts_preload: spec.hsts_preload,
+    /** Ostia extension, as on load balancers: why the last certificate change was rolled back. */
+    status_reason: row.status_reason,
   };
 }
 

@@ -65,6 +65,18 @@ export function checkTlsVersions(versions: readonly string[] | null): void {
   if (unknown.length) throw invalid(`Invalid TLS versions: ${unknown.join(', ')}`);
 }
 
+/**
+ * The versions as one range, lowest and highest, or null when they leave a gap (TLSv1 and
+ * TLSv1.2 without TLSv1.1): HAProxy enables versions by minimum and maximum only.
+ */
+export function tlsVersionRange(versions: readonly string[]): { min: TlsVersion; max: TlsVersion } | null {
+  const indexes = versions.map((v) => (TlsVersion as readonly string[]).indexOf(v)).sort((a, b) => a - b);
+  if (!indexes.length || indexes[0]! < 0) return null;
+  const [low, high] = [indexes[0]!, indexes[indexes.length - 1]!];
+  if (new Set(indexes).size !== high - low + 1) return null;
+  return { min: TlsVersion[low]!, max: TlsVersion[high]! };
+}
+
 export function checkAlpnProtocols(protocols: readonly string[] | null): void {
   if (protocols === null) return;
   if (!protocols.length) throw invalid('Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.');

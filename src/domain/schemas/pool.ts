@@ -15,7 +15,8 @@ export const SessionPersistenceCreate = Strict({ type: Enum(SessionPersistenceTy
 export const SessionPersistenceUpdate = Strict({ type: Type.Optional(Enum(SessionPersistenceType)), ...spFields });
 
 /** Cipher strings in OpenSSL syntax; Octavia refuses anything outside this alphabet. */
-export const TlsCiphers = () => Type.String({ maxLength: 2048, pattern: '^[A-Za-z0-9\\-+!:@=_.]*$' });
+export const TLS_CIPHERS_PATTERN = '^[A-Za-z0-9\\-+!:@=_.]*$';
+export const TlsCiphers = () => Type.String({ maxLength: 2048, pattern: TLS_CIPHERS_PATTERN });
 /** Checked against the known values by the rules, with Octavia's own messages. */
 export const TlsNameList = () => Type.Array(Str(32));
 

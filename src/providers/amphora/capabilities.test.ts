@@ -28,7 +28,7 @@ function refusal(fn: () => void): string {
   assert.fail('accepted');
 }
 
-test('pools: SOURCE_IP_PORT, UDP/SCTP, certificate references and custom TLS are refused with 501', () => {
+test('pools: SOURCE_IP_PORT, UDP/SCTP and TLS versions with a gap are refused with 501; certificate references and custom TLS pass', () => {
   const pool = { protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', tls_enabled: false };
   for (const lb_algorithm of ['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP']) amphoraChecks.pool!({ ...pool, lb_algorithm });
   amphoraChecks.pool!({ ...pool, protocol: 'PROXYV2', tls_enabled: true, tls_ciphers: null, tls_versions: null, alpn_protocols: null });
@@ -38,27 +38,19 @@ test('pools: SOURCE_IP_PORT, UDP/SCTP, certificate references and custom TLS are
       refusal(() => amphoraChecks.pool!({ ...pool, protocol, lb_algorithm: 'SOURCE_IP' })),
       `Amphora provider does not support ${protocol} pools: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`,
     );
-  for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref'])
-    assert.equal(
-      refusal(() => amphoraChecks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' })),
-      'Amphora provider does not support pool certificate references yet: Ostia amphorae do not terminate or originate TLS yet.',
-    );
-  for (const custom of [{ tls_ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, { tls_versions: ['TLSv1.3'] }, { alpn_protocols: ['h2'] }])
-    assert.equal(
-      refusal(() => amphoraChecks.pool!({ ...pool, tls_enabled: true, ...custom })),
-      'Amphora provider does not support custom tls_ciphers, tls_versions or alpn_protocols on pools yet.',
-    );
+  for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref']) amphoraChecks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' });
+  for (const custom of [{ tls_ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, { tls_versions: ['TLSv1.3'] }, { tls_versions: ['TLSv1.3', 'TLSv1.1', 'TLSv1.2'] }, { alpn_protocols: ['h2'] }])
+    amphoraChecks.pool!({ ...pool, tls_enabled: true, ...custom });
+  assert.match(refusal(() => amphoraChecks.pool!({ ...pool, tls_enabled: true, tls_versions: ['TLSv1', 'TLSv1.2'] })), /^Amphora provider does not support tls_versions \["TLSv1","TLSv1.2"\]: HAProxy enables one range/);
 });
 
-test('listeners: UDP/SCTP, PROMETHEUS and TERMINATED_HTTPS are refused; TCP, HTTP, HTTPS pass', () => {
+test('listeners: UDP/SCTP and PROMETHEUS are refused; TCP, HTTP, HTTPS and TERMINATED_HTTPS pass', () => {
   for (const protocol of ['TCP', 'HTTP', 'HTTPS']) amphoraChecks.listener!({ protocol });
+  amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.2', 'TLSv1.3'] });
   assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'UDP' })), /^Amphora provider does not support UDP listeners: .*no LVS/);
   assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'SCTP' })), /^Amphora provider does not support SCTP listeners/);
   assert.equal(refusal(() => amphoraChecks.listener!({ protocol: 'PROMETHEUS' })), 'Amphora provider does not support PROMETHEUS listeners yet.');
-  assert.equal(
-    refusal(() => amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS' })),
-    'Amphora provider does not support TERMINATED_HTTPS listeners yet: Ostia amphorae do not terminate or originate TLS yet.',
-  );
+  assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.1', 'TLSv1.3'] })), /does not support tls_versions/);
 });
 
 test('health monitors of the LVS kinds and L7 policies on non-HTTP listeners are refused', () => {

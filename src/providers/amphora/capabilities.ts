@@ -1,12 +1,12 @@
 /**
  * What Ostia's amphora builds, and the 501s for the rest. An amphora here is HAProxy plus our
- * agent in processes on this machine: no LVS (so no UDP/SCTP), no TLS on the amphora yet (the key
- * manager holds certificates, the renderer does not use them yet), one amphora per load balancer (no VRRP yet).
+ * agent in processes on this machine: no LVS (so no UDP/SCTP), one amphora per load balancer
+ * (no VRRP yet), and TLS versions as one range (HAProxy sets a minimum and a maximum).
  */
 import type { Capability, ProviderChecks } from '../driver.js';
 import { apiError } from '../../domain/errors.js';
 import { L4OnlyPoolProtocols } from '../../domain/enums.js';
-import { tlsDefaults } from '../../domain/rules/listener.js';
+import { tlsVersionRange } from '../../domain/rules/listener.js';
 import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
 
 export const PROVIDER = 'amphora';
@@ -19,7 +19,6 @@ const L7ListenerProtocols: readonly string[] = ['HTTP', 'TERMINATED_HTTPS'];
 const L4OnlyMonitorTypes: readonly string[] = ['UDP-CONNECT', 'SCTP'];
 
 const noLvs = (what: string) => refuse(`Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`);
-const noKeyManager = (what: string) => refuse(`Amphora provider does not support ${what} yet: Ostia amphorae do not terminate or originate TLS yet.`);
 
 /** Octavia's amphora flavor keys; descriptions say what Ostia does with each. */
 const FlavorSchema: DataSchema = {
@@ -85,14 +84,10 @@ export function validateAmphoraAvailabilityZoneData(data: Record<string, unknown
   for (const [key, reason] of Object.entries(UnsupportedZoneKeys)) if (key in data) throw refuse(`${key} is not supported: ${reason}.`);
 }
 
-/** Pool TLS settings the typed amphora config cannot carry, so they would be silently dropped. */
-function customPoolTls(pool: Readonly<Record<string, unknown>>): boolean {
-  const defaults = tlsDefaults(true);
-  return (
-    (pool.tls_ciphers ?? defaults.tls_ciphers) !== defaults.tls_ciphers ||
-    JSON.stringify(pool.tls_versions ?? defaults.tls_versions) !== JSON.stringify(defaults.tls_versions) ||
-    JSON.stringify(pool.alpn_protocols ?? defaults.alpn_protocols) !== JSON.stringify(defaults.alpn_protocols)
-  );
+/** TLS versions with a gap (TLSv1 and TLSv1.2 without TLSv1.1) cannot be configured: HAProxy enables a range. */
+function checkVersionRange(versions: unknown): void {
+  if (!Array.isArray(versions) || tlsVersionRange(versions as string[])) return;
+  throw refuse(`Amphora provider does not support tls_versions ${JSON.stringify(versions)}: HAProxy enables one range of versions, from a minimum to a maximum. Give consecutive versions, such as ["TLSv1.2", "TLSv1.3"].`);
 }
 
 export const amphoraChecks: ProviderChecks = {
@@ -100,14 +95,13 @@ export const amphoraChecks: ProviderChecks = {
     const protocol = String(listener.protocol);
     if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} listeners`);
     if (protocol === 'PROMETHEUS') throw refuse('Amphora provider does not support PROMETHEUS listeners yet.');
-    if (protocol === 'TERMINATED_HTTPS') throw noKeyManager('TERMINATED_HTTPS listeners');
+    checkVersionRange(listener.tls_versions);
   },
   pool(pool) {
     const protocol = String(pool.protocol);
     if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} pools`);
     if (!SupportedAlgorithms.includes(String(pool.lb_algorithm))) throw refuse(`Amphora provider does not support ${String(pool.lb_algorithm)} algorithm.`);
-    if (pool.tls_container_ref || pool.ca_tls_container_ref || pool.crl_container_ref) throw noKeyManager('pool certificate references');
-    if (pool.tls_enabled && customPoolTls(pool)) throw refuse('Amphora provider does not support custom tls_ciphers, tls_versions or alpn_protocols on pools yet.');
+    checkVersionRange(pool.tls_versions);
   },
   healthMonitor(hm) {
     const type = String(hm.type);

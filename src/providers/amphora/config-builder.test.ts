@@ -5,14 +5,23 @@ import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
 import { AmphoraConfig } from '../../domain/amphora-config.js';
 import { violations } from '../../amphora/typed-check.js';
 import { buildAmphoraConfig } from './config-builder.js';
+import { WITH_KEY_MANAGER, storeContainer, storeSecret } from '../../../test/support/tls-secrets.js';
+import { createTestPki, type TestPki } from '../../keymanager/testing.js';
+import { X509Certificate } from 'node:crypto';
+import { ListenerDefaults } from '../../domain/defaults.js';
 
 /** No worker: rows keep the statuses the API or the test gives them. */
 let h: Harness;
+let pki: TestPki;
 before(async () => {
-  h = await startHarness();
+  h = await startHarness(WITH_KEY_MANAGER);
   await h.runtime.worker?.close();
+  pki = createTestPki();
 });
-after(() => h.close());
+after(async () => {
+  pki.remove();
+  await h.close();
+});
 
 const AMPHORA_ID = '6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 type Json = Record<string, any>;
@@ -75,7 +84,7 @@ test('every object of the tree maps to the typed config, in listener-port and po
   const tcp = byName(lb.listeners, 'tcp');
   const webPool = byName(lb.pools, 'web');
   const apiPool = byName(lb.pools, 'api');
-  const config = await buildAmphoraConfig(h.runtime.db.kysely, lb.id, AMPHORA_ID, 7);
+  const config = await buildAmphoraConfig(h.runtime.db.kysely, h.runtime.keyManager, lb.id, AMPHORA_ID, 7);
   assert.deepEqual(violations(AmphoraConfig, config), []);
   assert.equal(config.version, 7);
   assert.equal(config.loadBalancerId, lb.id);
@@ -88,12 +97,12 @@ test('every object of the tree maps to the typed config, in listener-port and po
   assert.deepEqual(tcpConfig, {
     id: tcp.id, protocol: 'TCP', port: 22, enabled: false, connectionLimit: -1,
     timeouts: { clientData: 50000, memberConnect: 5000, memberData: 50000, tcpInspect: 0 },
-    insertHeaders: {}, allowedCidrs: null, defaultPoolId: null, l7policies: [],
+    insertHeaders: {}, allowedCidrs: null, defaultPoolId: null, l7policies: [], tls: null,
   });
   assert.deepEqual({ ...webConfig, l7policies: undefined }, {
     id: web.id, protocol: 'HTTP', port: 8080, enabled: true, connectionLimit: 500,
     timeouts: { clientData: 1000, memberConnect: 5000, memberData: 50000, tcpInspect: 0 },
-    insertHeaders: { 'X-Forwarded-For': 'true' }, allowedCidrs: ['127.0.0.0/8'], defaultPoolId: webPool.id, l7policies: undefined,
+    insertHeaders: { 'X-Forwarded-For': 'true' }, allowedCidrs: ['127.0.0.0/8'], defaultPoolId: webPool.id, l7policies: undefined, tls: null,
   });
   const [first, api] = webConfig!.l7policies;
   assert.deepEqual(first, {
@@ -111,7 +120,7 @@ test('every object of the tree maps to the typed config, in listener-port and po
   const pools = new Map(config.pools.map((p) => [p.id, p]));
   const wp = pools.get(webPool.id)!;
   assert.deepEqual({ ...wp, members: undefined, monitor: undefined }, {
-    id: webPool.id, protocol: 'HTTP', algorithm: 'ROUND_ROBIN', enabled: true, sessionPersistence: null, tlsEnabled: false, monitor: undefined, members: undefined,
+    id: webPool.id, protocol: 'HTTP', algorithm: 'ROUND_ROBIN', enabled: true, sessionPersistence: null, tls: null, monitor: undefined, members: undefined,
   });
   assert.deepEqual(wp.monitor, {
     id: webPool.healthmonitor.id, type: 'HTTP', enabled: true, delay: 3, timeout: 1, maxRetries: 2, maxRetriesDown: 3,
@@ -144,7 +153,7 @@ test('objects being deleted are left out with everything under them; objects bei
   await db.updateTable('l7policy').set({ provisioning_status: 'PENDING_DELETE' }).where('id', '=', policies[0]!.id).execute();
   await db.updateTable('l7rule').set({ provisioning_status: 'PENDING_DELETE' }).where('id', '=', rule.id).execute();
 
-  const config = await buildAmphoraConfig(db, lb.id, AMPHORA_ID, 1);
+  const config = await buildAmphoraConfig(db, h.runtime.keyManager, lb.id, AMPHORA_ID, 1);
   assert.deepEqual(config.listeners.map((l) => l.id), [web.id]);
   const wp = config.pools.find((p) => p.id === webPool.id)!;
   assert.equal(wp.monitor, null);
@@ -154,7 +163,7 @@ test('objects being deleted are left out with everything under them; objects bei
 
   // A default pool being deleted: the listener already points nowhere; the pool and its members are gone.
   await db.updateTable('pool').set({ provisioning_status: 'PENDING_DELETE' }).where('id', '=', webPool.id).execute();
-  const without = await buildAmphoraConfig(db, lb.id, AMPHORA_ID, 2);
+  const without = await buildAmphoraConfig(db, h.runtime.keyManager, lb.id, AMPHORA_ID, 2);
   assert.equal(without.listeners[0]!.defaultPoolId, null);
   assert.deepEqual(without.pools.map((p) => p.id), [byName(lb.pools, 'api').id]);
 });
@@ -163,8 +172,56 @@ test('the load balancer’s admin state and additional VIPs; a missing load bala
   const lb = await createTree();
   const db = h.runtime.db.kysely;
   await db.updateTable('load_balancer').set({ admin_state_up: 0, additional_vips: JSON.stringify([{ subnet_id: MEMBER_SUBNET_ID, ip_address: '127.32.9.9', port_id: 'p' }]) }).where('id', '=', lb.id).execute();
-  const config = await buildAmphoraConfig(db, lb.id, AMPHORA_ID, 3);
+  const config = await buildAmphoraConfig(db, h.runtime.keyManager, lb.id, AMPHORA_ID, 3);
   assert.equal(config.enabled, false);
   assert.deepEqual(config.vip.additional, ['127.32.9.9']);
-  await assert.rejects(buildAmphoraConfig(db, '00000000-0000-4000-8000-000000000000', AMPHORA_ID, 1), /does not exist/);
+  await assert.rejects(buildAmphoraConfig(db, h.runtime.keyManager, '00000000-0000-4000-8000-000000000000', AMPHORA_ID, 1), /does not exist/);
+});
+
+const pemCerts = (pem: string) => pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g)!.map((c) => new X509Certificate(c).fingerprint256);
+
+test('TLS references become PEM material: certificates in serving order with chain and key, CA bundles, CRLs, protocol settings', async () => {
+  const www = pki.leaf({ cn: 'www.example.com', dnsNames: ['www.example.com'] });
+  const api = pki.leaf({ cn: 'api.example.com', dnsNames: ['api.example.com'], key: 'ec-p256' });
+  const client = pki.leaf({ cn: 'lb-client' });
+  const p12 = await storeSecret(h, memberA, pki.pkcs12({ key: www, certs: [www, pki.intermediate], legacy: true }));
+  const container = await storeContainer(h, memberA, { certificate: api.certPem, private_key: api.keyPem, intermediates: pki.intermediate.certPem });
+  const clientCert = await storeContainer(h, memberA, { certificate: client.certPem, private_key: client.keyPem });
+  const ca = await storeSecret(h, memberA, pki.intermediate.certPem + pki.root.certPem);
+  const crl = await storeSecret(h, memberA, pki.crl(pki.intermediate).toString());
+  const body = {
+    loadbalancer: {
+      name: 'tls',
+      vip_subnet_id: VIP_SUBNET_ID,
+      listeners: [{
+        protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [container, p12],
+        client_authentication: 'MANDATORY', client_ca_tls_container_ref: ca, client_crl_container_ref: crl,
+        tls_versions: ['TLSv1.3'], alpn_protocols: ['http/1.1'], hsts_max_age: 600, hsts_preload: true,
+        default_pool: { name: 'backend', protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', tls_enabled: true, tls_container_ref: clientCert, ca_tls_container_ref: ca },
+      }],
+    },
+  };
+  const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body, as: memberA });
+  assert.equal(r.statusCode, 201, r.body);
+  const config = await buildAmphoraConfig(h.runtime.db.kysely, h.runtime.keyManager, r.json().loadbalancer.id, AMPHORA_ID, 1);
+  assert.deepEqual(violations(AmphoraConfig, config), []);
+  const tls = config.listeners[0]!.tls!;
+  // The default first, then the SNI certificates not already served; each with its chain, then its key.
+  assert.deepEqual(tls.certificates.map(pemCerts), [
+    [new X509Certificate(www.certPem).fingerprint256, new X509Certificate(pki.intermediate.certPem).fingerprint256],
+    [new X509Certificate(api.certPem).fingerprint256, new X509Certificate(pki.intermediate.certPem).fingerprint256],
+  ]);
+  for (const pem of tls.certificates) assert.match(pem, /-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n[^]+-----END PRIVATE KEY-----\n$/);
+  assert.deepEqual(pemCerts(tls.clientCa!), [pki.intermediate, pki.root].map((c) => new X509Certificate(c.certPem).fingerprint256));
+  assert.match(tls.clientCrl!, /^-----BEGIN X509 CRL-----\n/);
+  assert.deepEqual({ ...tls, certificates: undefined, clientCa: undefined, clientCrl: undefined }, {
+    certificates: undefined, clientCa: undefined, clientCrl: undefined, clientAuthentication: 'MANDATORY',
+    versions: ['TLSv1.3'], ciphers: ListenerDefaults.tls_ciphers, alpn: ['http/1.1'],
+    hsts: { maxAge: 600, includeSubdomains: false, preload: true },
+  });
+  const pool = config.pools[0]!.tls!;
+  assert.deepEqual(pemCerts(pool.certificate!), [new X509Certificate(client.certPem).fingerprint256]);
+  assert.equal(pool.ca, tls.clientCa);
+  assert.equal(pool.crl, null);
+  assert.deepEqual(pool.versions, ['TLSv1.2', 'TLSv1.3']);
 });

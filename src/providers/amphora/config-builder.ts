@@ -1,12 +1,18 @@
 /**
  * Database rows → the typed configuration an amphora's agent applies. Objects being removed
  * (PENDING_DELETE) are left out, with everything under them; objects being created or updated
- * are in, since pushing them is what creates or updates them. Seven queries whatever the size.
+ * are in, since pushing them is what creates or updates them. Seven queries whatever the size,
+ * and each TLS reference read once from the key manager, all in parallel.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, HealthMonitorTable, L7PolicyTable, L7RuleTable, ListenerTable, MemberTable, PoolTable } from '../../db/schema.js';
-import type { AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, MemberConfig, MonitorConfig, PoolConfig } from '../../domain/amphora-config.js';
+import type {
+  AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
+} from '../../domain/amphora-config.js';
+import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
 import type { SessionPersistence } from '../../domain/rules/pool.js';
+import type { KeyManager } from '../../keymanager/index.js';
+import { haproxyCertificatePem, pemBlocks, readCaAndCrl, readCertificate } from '../../keymanager/tls-material.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -58,14 +64,96 @@ function sessionPersistenceConfig(json: string | null): PoolConfig['sessionPersi
   return { type: sp.type as NonNullable<PoolConfig['sessionPersistence']>['type'], cookieName: sp.cookie_name };
 }
 
-function poolConfig(p: PoolTable, monitor: HealthMonitorTable | undefined, members: readonly MemberTable[]): PoolConfig {
+const listOf = <T extends string>(json: string | null): T[] | null => (json === null ? null : (JSON.parse(json) as T[]));
+
+/** PEM text by reference: certificates as HAProxy `crt` files, CA bundles, CRLs. */
+interface Material {
+  certificates: ReadonlyMap<string, string>;
+  /** Keyed by `caRef crlRef`: a CRL is read against its CA. */
+  caBundles: ReadonlyMap<string, { ca: string; crl: string | null }>;
+}
+
+const caKey = (ca: string, crl: string | null) => `${ca} ${crl}`;
+
+function materialFor(material: Material, ca: string | null, crl: string | null): { ca: string | null; crl: string | null } {
+  return ca ? material.caBundles.get(caKey(ca, crl))! : { ca: null, crl: null };
+}
+
+/** Served certificates in HAProxy's order: the default first (it answers clients without SNI), then SNI, each once. */
+export function servedCertificateRefs(l: Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs'>): string[] {
+  return [...new Set([l.default_tls_container_ref, ...(JSON.parse(l.sni_container_refs) as string[])].filter((r): r is string => !!r))];
+}
+
+function listenerTlsConfig(l: ListenerTable, material: Material): ListenerTlsConfig | null {
+  if (l.protocol !== 'TERMINATED_HTTPS') return null;
+  const client = materialFor(material, l.client_ca_tls_container_ref, l.client_crl_container_ref);
+  return {
+    certificates: servedCertificateRefs(l).map((ref) => material.certificates.get(ref)!),
+    clientAuthentication: l.client_authentication as ListenerTlsConfig['clientAuthentication'],
+    clientCa: client.ca,
+    clientCrl: client.crl,
+    versions: listOf<ListenerTlsConfig['versions'][number]>(l.tls_versions) ?? [...ListenerDefaults.tls_versions],
+    ciphers: l.tls_ciphers,
+    alpn: listOf<ListenerTlsConfig['alpn'][number]>(l.alpn_protocols) ?? [...ListenerDefaults.alpn_protocols],
+    hsts: l.hsts_max_age === null ? null : { maxAge: l.hsts_max_age, includeSubdomains: l.hsts_include_subdomains === 1, preload: l.hsts_preload === 1 },
+  };
+}
+
+function poolTlsConfig(p: PoolTable, material: Material): PoolTlsConfig | null {
+  if (p.tls_enabled !== 1) return null;
+  const members = materialFor(material, p.ca_tls_container_ref, p.crl_container_ref);
+  return {
+    certificate: p.tls_container_ref ? material.certificates.get(p.tls_container_ref)! : null,
+    ca: members.ca,
+    crl: members.crl,
+    versions: listOf<PoolTlsConfig['versions'][number]>(p.tls_versions) ?? [...PoolDefaults.tls_versions],
+    ciphers: p.tls_ciphers,
+    alpn: listOf<PoolTlsConfig['alpn'][number]>(p.alpn_protocols) ?? [...PoolDefaults.alpn_protocols],
+  };
+}
+
+/**
+ * Reads every reference the configuration uses. Expired material is shipped: it is what ran
+ * before, and a failover must rebuild what ran (the API refuses expired references when they
+ * are set, and expiry is reported).
+ */
+async function readMaterial(keyManager: KeyManager, listeners: readonly ListenerTable[], pools: readonly PoolTable[]): Promise<Material> {
+  const certificateRefs = new Set<string>();
+  const caPairs = new Map<string, { ca: string; crl: string | null }>();
+  const needCa = (ca: string | null, crl: string | null) => {
+    if (ca) caPairs.set(caKey(ca, crl), { ca, crl });
+  };
+  for (const l of listeners) {
+    if (l.protocol !== 'TERMINATED_HTTPS') continue;
+    for (const ref of servedCertificateRefs(l)) certificateRefs.add(ref);
+    needCa(l.client_ca_tls_container_ref, l.client_crl_container_ref);
+  }
+  for (const p of pools) {
+    if (p.tls_enabled !== 1) continue;
+    if (p.tls_container_ref) certificateRefs.add(p.tls_container_ref);
+    needCa(p.ca_tls_container_ref, p.crl_container_ref);
+  }
+  const options = { acceptExpired: true };
+  const [certificates, caBundles] = await Promise.all([
+    Promise.all([...certificateRefs].map(async (ref) => [ref, haproxyCertificatePem(await readCertificate(keyManager, ref, options))] as const)),
+    Promise.all(
+      [...caPairs].map(async ([key, { ca, crl }]) => {
+        const read = await readCaAndCrl(keyManager, ca, crl, options);
+        return [key, { ca: pemBlocks(read.ca.pem), crl: read.crl ? pemBlocks(read.crl.crlPem) : null }] as const;
+      }),
+    ),
+  ]);
+  return { certificates: new Map(certificates), caBundles: new Map(caBundles) };
+}
+
+function poolConfig(p: PoolTable, monitor: HealthMonitorTable | undefined, members: readonly MemberTable[], material: Material): PoolConfig {
   return {
     id: p.id,
     protocol: p.protocol as PoolConfig['protocol'],
     algorithm: p.lb_algorithm as PoolConfig['algorithm'],
     enabled: p.admin_state_up === 1,
     sessionPersistence: sessionPersistenceConfig(p.session_persistence),
-    tlsEnabled: p.tls_enabled === 1,
+    tls: poolTlsConfig(p, material),
     monitor: monitor ? monitorConfig(monitor) : null,
     members: members.map(memberConfig),
   };
@@ -97,7 +185,7 @@ function policyConfig(p: L7PolicyTable, rules: readonly L7RuleTable[]): L7Policy
   };
 }
 
-function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: readonly L7PolicyConfig[]): ListenerConfig {
+function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: readonly L7PolicyConfig[], material: Material): ListenerConfig {
   return {
     id: l.id,
     protocol: l.protocol as ListenerConfig['protocol'],
@@ -115,11 +203,12 @@ function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: 
     // A default pool being deleted is detached by that same job: do not point at it meanwhile.
     defaultPoolId: l.default_pool_id !== null && pools.has(l.default_pool_id) ? l.default_pool_id : null,
     l7policies: [...policies],
+    tls: listenerTlsConfig(l, material),
   };
 }
 
 /** The configuration of load balancer `lbId` for amphora `amphoraId`, stamped `version`. */
-export async function buildAmphoraConfig(db: Q, lbId: string, amphoraId: string, version: number): Promise<AmphoraConfig> {
+export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: string, amphoraId: string, version: number): Promise<AmphoraConfig> {
   const [lb, listeners, pools, members, monitors, policies, rules] = await Promise.all([
     db.selectFrom('load_balancer').select(['admin_state_up', 'vip_address', 'additional_vips']).where('id', '=', lbId).executeTakeFirst(),
     db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
@@ -163,6 +252,7 @@ export async function buildAmphoraConfig(db: Q, lbId: string, amphoraId: string,
   if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
   if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
 
+  const material = await readMaterial(keyManager, listeners, pools);
   const membersByPool = groupBy(members, (m) => m.pool_id);
   const monitorByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
   const rulesByPolicy = groupBy(rules, (r) => r.l7policy_id);
@@ -178,7 +268,7 @@ export async function buildAmphoraConfig(db: Q, lbId: string, amphoraId: string,
     amphoraId,
     enabled: lb.admin_state_up === 1,
     vip: { address: lb.vip_address, additional: additional.map((v) => v.ip_address) },
-    listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config))),
-    pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [])),
+    listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config), material)),
+    pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [], material)),
   };
 }

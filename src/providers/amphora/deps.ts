@@ -1,5 +1,5 @@
 /**
- * What the amphora flows act through: compute, network, certificates and agent clients. The
+ * What the amphora flows act through: compute, network, certificates, the key manager and agent clients. The
  * runtime (the composition root) supplies them behind a loader that opens them on first use,
  * so a process that never runs a flow (an API-only process) opens no CA.
  */
@@ -8,6 +8,7 @@ import type { ComputeDriver } from '../../compute/driver.js';
 import type { Config } from '../../config.js';
 import type { NetworkDriver } from '../../network/driver.js';
 import type { CertificateAuthority } from '../../pki/ca.js';
+import type { KeyManager } from '../../keymanager/index.js';
 
 /** The agent calls the flows and housekeeping make. */
 export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'close'>;
@@ -17,6 +18,8 @@ export interface AmphoraDeps {
   readonly compute: ComputeDriver;
   readonly network: NetworkDriver;
   readonly ca: Pick<CertificateAuthority, 'issueAmphoraCert' | 'clientCaPem'>;
+  /** Where listeners' and pools' certificate references are read, with the service identity. */
+  readonly keyManager: KeyManager;
   /** The directory compute keeps an amphora in (AmphoraSpec.dir). */
   amphoraDir(amphoraId: string): string;
   /** A client of one amphora's agent, checking that it is that amphora; the caller closes it. */

@@ -79,6 +79,7 @@ function startWorker(): Worker {
       clientCaPem: 'client-ca',
       issueAmphoraCert: async () => ({ certPem: 'cert', keyPem: 'key', serial: 'abcd', notAfter: new Date('2030-01-02T03:04:05Z') }),
     },
+    keyManager: h.runtime.keyManager,
     amphoraDir: (id) => `/nonexistent/${id}`,
     agent: async ({ id }) => agents.client(id),
   };

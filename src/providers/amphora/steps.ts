@@ -289,7 +289,7 @@ export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step 
       const deps = await load();
       const version = await nextConfigVersion(ctx);
       for (const amp of amphorae) {
-        const config = await buildAmphoraConfig(ctx.db.kysely, ctx.loadBalancerId, amp.id, version);
+        const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);
         try {
           const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
           await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });

@@ -2,8 +2,10 @@
  * Representative load balancers for the renderer's golden, `haproxy -c` and property tests.
  * Ids are fixed and readable: the first block says what kind of object it is.
  */
-import type { AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, MemberConfig, MonitorConfig, PoolConfig } from '../../../domain/amphora-config.js';
-import { ListenerDefaults } from '../../../domain/defaults.js';
+import type {
+  AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
+} from '../../../domain/amphora-config.js';
+import { ListenerDefaults, PoolDefaults } from '../../../domain/defaults.js';
 import type { HaproxyPaths, RenderOptions } from '../render.js';
 
 const idOf = (prefix: string) => (n: number) => `${prefix}-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -22,7 +24,30 @@ export const goldenPaths = (amphoraId: string): HaproxyPaths => ({
   statsSocket: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.sock`,
   stateFile: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.state`,
   pidFile: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.pid`,
+  tlsDir: `/var/lib/ostia/amphorae/${amphoraId}/tls`,
 });
+
+/** Stand-ins for PEM material: golden files name TLS files and never hold their content. */
+export const placeholderPem = (label: string) => `-----BEGIN ${label}-----\nT1NUSUE=\n-----END ${label}-----\n`;
+const CERT_AND_KEY = placeholderPem('CERTIFICATE') + placeholderPem('PRIVATE KEY');
+
+export function listenerTls(overrides: Partial<ListenerTlsConfig> = {}): ListenerTlsConfig {
+  return {
+    certificates: [CERT_AND_KEY],
+    clientAuthentication: 'NONE',
+    clientCa: null,
+    clientCrl: null,
+    versions: [...ListenerDefaults.tls_versions],
+    ciphers: ListenerDefaults.tls_ciphers,
+    alpn: [...ListenerDefaults.alpn_protocols],
+    hsts: null,
+    ...overrides,
+  };
+}
+
+export function poolTls(overrides: Partial<PoolTlsConfig> = {}): PoolTlsConfig {
+  return { certificate: null, ca: null, crl: null, versions: [...PoolDefaults.tls_versions], ciphers: PoolDefaults.tls_ciphers, alpn: [...PoolDefaults.alpn_protocols], ...overrides };
+}
 
 export const goldenOptions: RenderOptions = { maxconn: 8000 };
 
@@ -49,7 +74,7 @@ export function monitor(n: number, overrides: Partial<MonitorConfig> = {}): Moni
 }
 
 export function pool(n: number, overrides: Partial<PoolConfig> = {}): PoolConfig {
-  return { id: ids.pool(n), protocol: 'HTTP', algorithm: 'ROUND_ROBIN', enabled: true, sessionPersistence: null, tlsEnabled: false, monitor: null, members: [], ...overrides };
+  return { id: ids.pool(n), protocol: 'HTTP', algorithm: 'ROUND_ROBIN', enabled: true, sessionPersistence: null, tls: null, monitor: null, members: [], ...overrides };
 }
 
 export function rule(n: number, overrides: Partial<L7RuleConfig> = {}): L7RuleConfig {
@@ -88,6 +113,7 @@ export function listener(n: number, overrides: Partial<ListenerConfig> = {}): Li
     allowedCidrs: null,
     defaultPoolId: null,
     l7policies: [],
+    tls: null,
     ...overrides,
   };
 }
@@ -124,7 +150,7 @@ export function httpWithL7(): AmphoraConfig {
       }),
       pool(2, {
         algorithm: 'LEAST_CONNECTIONS',
-        tlsEnabled: true,
+        tls: poolTls(),
         sessionPersistence: { type: 'APP_COOKIE', cookieName: 'JSESSIONID' },
         monitor: monitor(2, { type: 'HTTPS', httpMethod: 'HEAD', urlPath: '/', expectedCodes: '200, 202', httpVersion: 1.0 }),
         members: [member(3, { port: 8443 })],
@@ -192,11 +218,54 @@ export function disabledObjects(): AmphoraConfig {
       listener(2, { port: 81, defaultPoolId: ids.pool(2) }),
       listener(3, { port: 82, defaultPoolId: ids.pool(1) }),
       listener(4, { protocol: 'UDP', port: 53 }),
-      listener(5, { protocol: 'TERMINATED_HTTPS', port: 443 }),
+      listener(5, { protocol: 'PROMETHEUS', port: 9100 }),
     ],
     pools: [
       pool(1, { members: [member(1)], monitor: monitor(1, { enabled: false }) }),
       pool(2, { enabled: false, members: [member(2)] }),
+    ],
+  });
+}
+
+/**
+ * TLS both ways: TERMINATED_HTTPS with a default and two SNI certificates, mandatory client
+ * certificates checked against a CA and a CRL, HSTS and the X-SSL headers; a second listener
+ * with optional client certificates and the default protocol settings; pools that re-encrypt
+ * with a client certificate and a verified CA, or without verifying.
+ */
+export function terminatedHttps(): AmphoraConfig {
+  return loadBalancer(6, {
+    listeners: [
+      listener(1, {
+        protocol: 'TERMINATED_HTTPS',
+        port: 443,
+        insertHeaders: { 'X-Forwarded-Proto': 'true', 'X-SSL-Client-Verify': 'true', 'X-SSL-Client-Has-Cert': 'true', 'X-SSL-Client-DN': 'true', 'X-SSL-Client-CN': 'true', 'X-SSL-Issuer': 'true', 'X-SSL-Client-SHA1': 'true', 'X-SSL-Client-Not-Before': 'true', 'X-SSL-Client-Not-After': 'true' },
+        defaultPoolId: ids.pool(1),
+        tls: listenerTls({
+          certificates: [CERT_AND_KEY, CERT_AND_KEY, CERT_AND_KEY],
+          clientAuthentication: 'MANDATORY',
+          clientCa: placeholderPem('CERTIFICATE'),
+          clientCrl: placeholderPem('X509 CRL'),
+          versions: ['TLSv1.2'],
+          ciphers: 'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:TLS_AES_256_GCM_SHA384',
+          alpn: ['h2', 'http/1.1'],
+          hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: true },
+        }),
+      }),
+      listener(2, {
+        protocol: 'TERMINATED_HTTPS',
+        port: 8443,
+        defaultPoolId: ids.pool(2),
+        tls: listenerTls({ clientAuthentication: 'OPTIONAL', clientCa: placeholderPem('CERTIFICATE'), hsts: { maxAge: 0, includeSubdomains: false, preload: false } }),
+      }),
+    ],
+    pools: [
+      pool(1, {
+        tls: poolTls({ certificate: CERT_AND_KEY, ca: placeholderPem('CERTIFICATE'), crl: placeholderPem('X509 CRL'), versions: ['TLSv1.2', 'TLSv1.3'], alpn: ['http/1.1'] }),
+        monitor: monitor(1, { type: 'HTTPS', urlPath: '/healthz' }),
+        members: [member(1, { port: 8443 }), member(2, { port: 8443 })],
+      }),
+      pool(2, { tls: poolTls({ ciphers: 'TLS_AES_128_GCM_SHA256', alpn: [] }), members: [member(3, { port: 8443 })] }),
     ],
   });
 }
@@ -212,4 +281,5 @@ export const goldenConfigs: Readonly<Record<string, () => AmphoraConfig>> = {
   'member-variety': memberVariety,
   'disabled-objects': disabledObjects,
   'disabled-lb': disabledLoadBalancer,
+  'terminated-https': terminatedHttps,
 };
