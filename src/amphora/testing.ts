@@ -1,10 +1,12 @@
 /**
  * Fixtures for the amphora tests: private directories, loopback addresses nobody else uses,
- * small real HTTP backends that say who answered, and bounded polling.
+ * small real HTTP(S) backends that say who answered, and bounded polling.
  */
 import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,12 +56,29 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-/** An HTTP server on `address` answering every request with its name. */
-export async function startBackend(name: string, address = loopbackAddress()): Promise<Backend> {
-  const server: Server = createServer((_req, res) => {
+/** HTTPS instead of HTTP; with `clientCa`, clients must present a certificate it issued. */
+export interface BackendTls {
+  certPem: string;
+  keyPem: string;
+  clientCa?: string;
+}
+
+/**
+ * A server on `address` answering every request with its name. The headers `x-*` it received
+ * come back as JSON in `x-received`, and an HTTPS backend names the client certificate's CN in
+ * `x-client-cn`: what a load balancer in front added or presented.
+ */
+export async function startBackend(name: string, address = loopbackAddress(), tls?: BackendTls): Promise<Backend> {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('content-type', 'text/plain');
+    res.setHeader('x-received', JSON.stringify(Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-')))));
+    const peer = tls ? (req.socket as TLSSocket).getPeerCertificate() : null;
+    if (peer?.subject) res.setHeader('x-client-cn', String(peer.subject.CN));
     res.end(name);
-  });
+  };
+  const server: Server = tls
+    ? (createHttpsServer({ cert: tls.certPem, key: tls.keyPem, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, handle) as unknown as Server)
+    : createServer(handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, address, resolve);

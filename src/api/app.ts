@@ -16,6 +16,7 @@ import { sendError, toApiError } from './errors.js';
 import { versionRoutes } from './resources/versions.js';
 import { resourcePlugins, octaviaPlugins } from './resources/index.js';
 import { networkRoutes } from './network-lookups.js';
+import { METRICS_PREFIX, metricsRoutes } from './metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -101,7 +102,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   app.decorateRequest('ctx', null as unknown as RequestContext);
-  const ownProtocols = (opts.mounts ?? []).filter((m) => m.ownProtocol).map((m) => m.prefix);
+  // Prometheus scrapes with its own Accept and a bearer token: /metrics authenticates itself.
+  const mounts: Mount[] = [...(opts.mounts ?? []), { prefix: METRICS_PREFIX, plugin: metricsRoutes(opts, opts.authenticate), ownProtocol: true }];
+  const ownProtocols = mounts.filter((m) => m.ownProtocol).map((m) => m.prefix);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-openstack-request-id', req.id);
     const path = req.url.split('?')[0]!;
@@ -138,6 +141,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     for (const plugin of octaviaPlugins) await app.register(plugin(opts), { prefix: `${version}/octavia` });
   }
   await app.register(networkRoutes(opts), { prefix: '/v2.0' });
-  for (const m of opts.mounts ?? []) await app.register(m.plugin, { prefix: m.prefix });
+  for (const m of mounts) await app.register(m.plugin, { prefix: m.prefix });
   return app as unknown as FastifyInstance;
 }

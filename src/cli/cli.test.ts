@@ -14,7 +14,7 @@ import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../config.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
-const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'agent', 'trace', 'config'];
+const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'agent', 'trace', 'certs', 'config'];
 
 /** The caller's OSTIA_* settings must not leak into the commands under test. */
 function cleanEnv(): NodeJS.ProcessEnv {

@@ -10,10 +10,11 @@ import { worker } from './worker.js';
 import { health } from './health.js';
 import { housekeeping } from './housekeeping.js';
 import { trace } from './trace.js';
+import { certs } from './certs.js';
 import { config } from './config.js';
 import { agent } from './agent.js';
 
-const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, config, agent];
+const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, certs, config, agent];
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

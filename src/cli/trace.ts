@@ -33,7 +33,7 @@ export const trace: Command = {
 };
 
 /** Never creates a database: an absent SQLite file means the data directory is not Ostia's. */
-async function openExisting(config: Config): Promise<Db> {
+export async function openExisting(config: Config): Promise<Db> {
   const file = sqlitePath(config);
   if (file && !existsSync(file)) throw new CliError(`no database at ${file}`, "Pass the --data-dir (or --database-url) the Ostia you mean runs with, or start one with 'ostia up'.");
   const { openDatabase } = await import('../db/database.js');

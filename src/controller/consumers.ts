@@ -1,7 +1,9 @@
 /**
  * Listeners and pools as consumers of the certificates they reference, as Barbican records
  * who uses a secret or container. The API registers an object once its create or update has
- * committed; the worker unregisters it once the job that deletes it has removed its row.
+ * committed; the worker unregisters it once the job that deletes it has removed its row, and
+ * unregisters the references an update replaced only once that job has ended: until the new
+ * certificate is verified as served, the previous one may be put back.
  *
  * Bookkeeping never fails the operation it follows: that operation has committed (or its
  * rows are gone), and a consumer record only informs owners who is using their secrets. A
@@ -20,8 +22,48 @@ export function consumerOf(kind: ConsumerKind, id: string): ConsumerRegistration
   return { service: 'octavia', resourceType: kind, resourceId: id };
 }
 
-type ListenerRefColumns = Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs' | 'client_ca_tls_container_ref' | 'client_crl_container_ref'>;
-type PoolRefColumns = Pick<PoolTable, 'tls_container_ref' | 'ca_tls_container_ref' | 'crl_container_ref'>;
+export type ListenerRefColumns = Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs' | 'client_ca_tls_container_ref' | 'client_crl_container_ref'>;
+export type PoolRefColumns = Pick<PoolTable, 'tls_container_ref' | 'ca_tls_container_ref' | 'crl_container_ref'>;
+
+export function listenerRefColumns(row: ListenerRefColumns): ListenerRefColumns {
+  const { default_tls_container_ref, sni_container_refs, client_ca_tls_container_ref, client_crl_container_ref } = row;
+  return { default_tls_container_ref, sni_container_refs, client_ca_tls_container_ref, client_crl_container_ref };
+}
+
+export function poolRefColumns(row: PoolRefColumns): PoolRefColumns {
+  const { tls_container_ref, ca_tls_container_ref, crl_container_ref } = row;
+  return { tls_container_ref, ca_tls_container_ref, crl_container_ref };
+}
+
+/**
+ * A job payload's record of an update that changed certificate references: the reference
+ * columns before and as requested. The worker releases what neither the object nor its
+ * rollback keeps; the amphora provider puts `previous` back when the new certificate is not
+ * served as it should be.
+ */
+export type TlsChange =
+  | { kind: 'listener'; id: string; previous: ListenerRefColumns; requested: ListenerRefColumns }
+  | { kind: 'pool'; id: string; previous: PoolRefColumns; requested: PoolRefColumns };
+
+export function tlsChangeOf(payload: Readonly<Record<string, unknown>>): TlsChange | null {
+  return (payload.tls_change as TlsChange | undefined) ?? null;
+}
+
+function refsOf(change: TlsChange, columns: ListenerRefColumns | PoolRefColumns): string[] {
+  return change.kind === 'listener' ? listenerRefsInUse(columns as ListenerRefColumns) : poolRefsInUse(columns as PoolRefColumns);
+}
+
+/** After the job of `change`: unregisters the references the object no longer uses (it may have kept or got back either side). */
+export async function releaseReplaced(keyManager: KeyManager, db: Db, log: Log, change: TlsChange | null): Promise<void> {
+  if (!change) return;
+  const current = change.kind === 'listener'
+    ? await db.kysely.selectFrom('listener').selectAll().where('id', '=', change.id).executeTakeFirst()
+    : await db.kysely.selectFrom('pool').selectAll().where('id', '=', change.id).executeTakeFirst();
+  // A deleted object's references are released with its row (releaseRemoved).
+  if (!current) return;
+  const touched = [...new Set([...refsOf(change, change.previous), ...refsOf(change, change.requested)])];
+  await syncConsumers(keyManager, log, consumerOf(change.kind, change.id), touched, refsOf(change, current));
+}
 
 const distinct = (refs: ReadonlyArray<string | null>): string[] => [...new Set(refs.filter((r): r is string => !!r))];
 

@@ -14,7 +14,8 @@ import type { StepContext } from './flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 import type { KeyManager } from '../keymanager/index.js';
-import { pendingReleases, releaseRemoved } from './consumers.js';
+import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf } from './consumers.js';
+import { recordAfterJob } from './certificates-in-use.js';
 
 export interface WorkerOptions {
   db: Db;
@@ -124,12 +125,16 @@ export class Worker {
           }
           await flow.onFailure(ctx, step.name, err);
           await finish(db, job.id, this.id, 'failed', `${step.name}: ${err.message}`);
+          if (keyManager) await releaseReplaced(keyManager, db, log, tlsChangeOf(ctx.payload));
+          if (keyManager) await recordAfterJob(keyManager, db, job.load_balancer_id, log);
           return;
         }
         await recordProgress(db, job.id, this.id, i + 1);
       }
       await finish(db, job.id, this.id, 'done');
       if (keyManager) await releaseRemoved(keyManager, db, log, releases);
+      if (keyManager) await releaseReplaced(keyManager, db, log, tlsChangeOf(ctx.payload));
+      if (keyManager) await recordAfterJob(keyManager, db, job.load_balancer_id, log);
     } catch (e) {
       log.error({ err: e }, 'job aborted');
     } finally {

@@ -46,3 +46,6 @@ export const Pagination = { maxLimit: 1000 } as const;
 
 /** Octavia's oslo max_request_body_size. */
 export const MaxRequestBodyBytes = 114688;
+
+/** Days before a certificate in use expires at which Ostia warns (logs, status, `ostia certs`), farthest first. */
+export const CertificateExpiryWarningDays = [30, 14, 7] as const;

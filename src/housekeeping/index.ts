@@ -1,7 +1,8 @@
 /**
  * Housekeeping (`ostia housekeeping`, and inside `ostia up` when the amphora provider is
- * enabled): the orphan reaper every REAP_INTERVAL_MS, certificate rotation every
- * ROTATE_INTERVAL_MS, both once at start. Several housekeepers may run: every action is
+ * enabled): the orphan reaper every REAP_INTERVAL_MS, agent certificate rotation every
+ * ROTATE_INTERVAL_MS, expiry warnings for the certificates listeners and pools use every
+ * EXPIRY_INTERVAL_MS, each once at start. Several housekeepers may run: every action is
  * idempotent or claimed in the database.
  */
 import type { Logger } from 'pino';
@@ -13,11 +14,14 @@ import type { CertificateAuthority } from '../pki/ca.js';
 import type { AmphoraDeps } from '../providers/amphora/deps.js';
 import { OrphanReaper, type ReapOutcome } from './orphans.js';
 import { CertRotator, type RotationOutcome, type RotationTarget } from './certs.js';
+import { CertificateExpiryWarner, type ExpiryWarning } from './certificate-expiry.js';
 
 /** As often as Octavia's DB cleanup. */
 export const REAP_INTERVAL_MS = 30_000;
 /** As often as Octavia's cert_interval. */
 export const ROTATE_INTERVAL_MS = 60 * 60_000;
+/** Thresholds are days apart: hourly is early enough. */
+export const EXPIRY_INTERVAL_MS = 60 * 60_000;
 
 export interface HousekeeperDeps {
   db: Db;
@@ -34,6 +38,7 @@ export interface HousekeeperDeps {
 export class Housekeeper {
   readonly reaper: OrphanReaper;
   readonly rotator: CertRotator;
+  readonly expiry: CertificateExpiryWarner;
   private readonly timers: NodeJS.Timeout[] = [];
   private running: Promise<unknown> = Promise.resolve();
 
@@ -49,6 +54,7 @@ export class Housekeeper {
       rotateBeforeDays: config.amphora.certRotateBeforeDays,
       now: deps.now,
     });
+    this.expiry = new CertificateExpiryWarner({ db, log, now: deps.now });
   }
 
   start(): void {
@@ -58,11 +64,12 @@ export class Housekeeper {
     };
     every(REAP_INTERVAL_MS, () => this.reaper.run());
     every(ROTATE_INTERVAL_MS, () => this.rotator.run());
+    every(EXPIRY_INTERVAL_MS, () => this.expiry.run());
   }
 
-  /** Both tasks once, in order (what `start` does first). */
-  async runOnce(): Promise<{ orphans: ReapOutcome; certs: RotationOutcome }> {
-    return { orphans: await this.reaper.run(), certs: await this.rotator.run() };
+  /** Every task once, in order (what `start` does first). */
+  async runOnce(): Promise<{ orphans: ReapOutcome; certs: RotationOutcome; expiry: ExpiryWarning[] }> {
+    return { orphans: await this.reaper.run(), certs: await this.rotator.run(), expiry: await this.expiry.run() };
   }
 
   async close(): Promise<void> {

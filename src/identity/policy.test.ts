@@ -58,6 +58,8 @@ const matrix: Row[] = [
   ['quota', 'delete', 'own', N, N, Y],
   // Amphorae: admin only.
   ['amphora', 'get_all', 'default', N, N, Y],
+  // Metrics span every project: admin (or global observer) only.
+  ['metrics', 'get_all', 'default', N, N, Y],
   ['amphora', 'get_one', 'default', N, N, Y],
   ['amphora', 'get_stats', 'default', N, N, Y],
   ['amphora', 'put_failover', 'default', N, N, Y],
@@ -113,6 +115,7 @@ test('legacy load-balancer_* roles are honoured too', () => {
   const globalObserver = ctx(['load-balancer_global_observer']);
   assert.equal(allowed(globalObserver, 'loadbalancer', 'get_one', FOREIGN), true);
   assert.equal(allowed(globalObserver, 'loadbalancer', 'get_all-global'), true);
+  assert.equal(allowed(globalObserver, 'metrics', 'get_all'), true);
   assert.equal(allowed(globalObserver, 'loadbalancer', 'put', FOREIGN), false);
 
   const quotaAdmin = ctx(['load-balancer_quota_admin']);

@@ -22,7 +22,9 @@ export type Resource =
   | 'flavor'
   | 'flavor-profile'
   | 'availability-zone'
-  | 'availability-zone-profile';
+  | 'availability-zone-profile'
+  /** Ostia's Prometheus endpoint: figures of every project. */
+  | 'metrics';
 
 export type Action =
   | 'get_all'
@@ -91,6 +93,7 @@ const rules: Record<Resource, Partial<Record<Action, Rule>>> = {
   'flavor-profile': adminOnly('get_all', 'get_one', 'post', 'put', 'delete'),
   'availability-zone': { get_all: read, get_one: read, post: admin, put: admin, delete: admin },
   'availability-zone-profile': adminOnly('get_all', 'get_one', 'post', 'put', 'delete'),
+  metrics: { get_all: readGlobal },
 };
 
 /**

@@ -194,6 +194,11 @@ test('an expired or not yet valid certificate', () => {
     CONTAINER_REF, `the certificate expired on ${notAfter.toISOString()}`);
   refused(() => parseTlsBundle(container(rsaLeaf), { ref: CONTAINER_REF, now: new Date(notBefore.getTime() - DAY_MS) }),
     CONTAINER_REF, `the certificate is not valid before ${notBefore.toISOString()}`);
+  // Expiry monitoring reads what is in use, expired or not; a certificate not yet valid is still refused.
+  const expired = parseTlsBundle(container(rsaLeaf), { ref: CONTAINER_REF, now: new Date(notAfter.getTime() + DAY_MS), acceptExpired: true });
+  assert.deepEqual(expired.notAfter, notAfter);
+  refused(() => parseTlsBundle(container(rsaLeaf), { ref: CONTAINER_REF, now: new Date(notBefore.getTime() - DAY_MS), acceptExpired: true }),
+    CONTAINER_REF, `the certificate is not valid before ${notBefore.toISOString()}`);
 });
 
 test('an expired intermediate is named', () => {
@@ -306,6 +311,7 @@ test('a CA bundle with a key, garbage or an expired CA is refused', () => {
   const validTo = new Date(new X509Certificate(root.certPem).validTo);
   refused(() => parseCaBundle(root.certPem, { ref: CA_REF, now: new Date(validTo.getTime() + DAY_MS) }), CA_REF,
     `CA certificate "CN=Ostia Test Root CA" expired on ${validTo.toISOString()}`);
+  assert.deepEqual(parseCaBundle(root.certPem, { ref: CA_REF, now: new Date(validTo.getTime() + DAY_MS), acceptExpired: true }).notAfter, validTo);
 });
 
 test('a CRL signed by the CA, in PEM or DER', async () => {
@@ -333,6 +339,7 @@ test('a CRL from another CA, an expired CRL, or something else is refused', asyn
   assert.ok(nextUpdate);
   await refusedAsync(parseCrl(crlPem, { ref: REF, ca, now: new Date(nextUpdate.getTime() + 1000) }),
     `the CRL expired on ${nextUpdate.toISOString()}`);
+  assert.deepEqual((await parseCrl(crlPem, { ref: REF, ca, now: new Date(nextUpdate.getTime() + 1000), acceptExpired: true })).nextUpdate, nextUpdate);
   await refusedAsync(parseCrl(root.certPem, { ref: REF, ca }), 'the secret must hold exactly one X509 CRL');
   await refusedAsync(parseCrl(Buffer.from('nope'), { ref: REF, ca }), 'the secret is neither a PEM nor a DER CRL');
 });

@@ -289,7 +289,7 @@ test('an update that touches no reference never asks the key manager; one that r
   assert.equal(resent.json().faultstring, `Could not retrieve certificate: ['${doomed}']`);
 });
 
-test('consumers: registered at create, moved by an update, released when the delete settles', async () => {
+test('consumers: registered at create; an update registers the new at once and releases the replaced once its job ends; released when the delete settles', async () => {
   const lbId = await activeLb();
   const l = await createListener(lbId, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [apiContainer] });
   const me = `octavia listener/${l.id}`;
@@ -298,9 +298,10 @@ test('consumers: registered at create, moved by an update, released when the del
 
   const swapped = await h.request('PUT', `/v2/lbaas/listeners/${l.id}`, { as: memberA, body: { listener: { sni_container_refs: [imgContainer] } } });
   assert.equal(swapped.statusCode, 200, swapped.body);
-  assert.ok(!(await consumersOf(h, memberA, apiContainer)).includes(me));
   assert.ok((await consumersOf(h, memberA, imgContainer)).includes(me));
   assert.equal(await h.settled(lbId), 'ACTIVE');
+  await released(apiContainer, me);
+  assert.ok((await consumersOf(h, memberA, p12)).includes(me));
 
   assert.equal((await h.request('DELETE', `/v2/lbaas/listeners/${l.id}`, { as: memberA })).statusCode, 204);
   assert.equal(await h.settled(lbId), 'ACTIVE');

@@ -24,7 +24,7 @@ import { checkQuota } from '../quota.js';
 import { statsTotals } from '../../health/stats.js';
 import { change } from '../change.js';
 import { forCreate, listenerTlsRefs, namesAny, tlsCaller, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
-import { consumerOf, listenerRefsInUse, syncConsumers } from '../../controller/consumers.js';
+import { consumerOf, listenerRefColumns, listenerRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -178,7 +178,8 @@ async function updateListener(deps: ApiDeps, trx: Trx, id: string, b: UpdateInpu
   deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));
   await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.update' });
+  const tlsChange: TlsChange | null = touchesListenerRefs(b) ? { kind: 'listener', id, previous: listenerRefColumns(current), requested: listenerRefColumns(updated) } : null;
+  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.update', payload: tlsChange ? { tls_change: tlsChange } : undefined });
   return { current, updated };
 }
 
@@ -230,13 +231,14 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       await verifyTlsRefs(deps.keyManager, tlsCaller(req), [{ named: listenerTlsRefs(b), result: listenerTlsRefs(result) }]);
     }
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const { view, current, updated } = await change(deps, async (trx) => {
+    const { view, updated } = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
       const rows = await updateListener(deps, trx, row.id, b);
       const [rendered] = await renderListeners(trx, [rows.updated]);
       return { ...rows, view: rendered };
     });
-    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), listenerRefsInUse(current), listenerRefsInUse(updated));
+    // The replaced references stay registered until the job has verified the new ones (controller/consumers.ts).
+    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), [], listenerRefsInUse(updated));
     return { listener: view };
   });
 

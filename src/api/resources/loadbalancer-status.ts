@@ -7,17 +7,22 @@ import type { ApiDeps } from '../context.js';
 import { loadBalancerFor } from './loadbalancers.js';
 import { readTrace } from '../../controller/trace.js';
 import { statsTotals } from '../../health/stats.js';
+import { ServedCertificateRoles, daysToExpiry, expiryWarning } from '../../domain/certificate-expiry.js';
 
 const none = ['-'];
 
-/** The tree of §6.1: pools appear under the listeners that use them, never on their own. */
+/**
+ * The tree of §6.1: pools appear under the listeners that use them, never on their own.
+ * Ostia adds to a listener that serves certificates the expiry of the first of them
+ * (`certificate`), and why its last certificate change was rolled back (`status_reason`).
+ */
 export async function statusTree(deps: ApiDeps, lb: { id: string; name: string; operating_status: string; provisioning_status: string }) {
   const db = deps.db.kysely;
-  const listeners = await db.selectFrom('listener').select(['id', 'name', 'operating_status', 'provisioning_status', 'default_pool_id']).where('load_balancer_id', '=', lb.id).orderBy('created_at').orderBy('id').execute();
+  const listeners = await db.selectFrom('listener').select(['id', 'name', 'operating_status', 'provisioning_status', 'default_pool_id', 'status_reason']).where('load_balancer_id', '=', lb.id).orderBy('created_at').orderBy('id').execute();
   const pools = await db.selectFrom('pool').select(['id', 'name', 'operating_status', 'provisioning_status']).where('load_balancer_id', '=', lb.id).execute();
   const poolIds = pools.length ? pools.map((p) => p.id) : none;
   const listenerIds = listeners.length ? listeners.map((l) => l.id) : none;
-  const [monitors, members, policies] = await Promise.all([
+  const [monitors, members, policies, expiries] = await Promise.all([
     db.selectFrom('health_monitor').select(['id', 'name', 'type', 'operating_status', 'provisioning_status', 'pool_id']).where('pool_id', 'in', poolIds).execute(),
     db.selectFrom('member').select(['id', 'name', 'operating_status', 'provisioning_status', 'address', 'protocol_port', 'pool_id']).where('pool_id', 'in', poolIds).orderBy('created_at').orderBy('id').execute(),
     db
@@ -29,7 +34,24 @@ export async function statusTree(deps: ApiDeps, lb: { id: string; name: string; 
       .where(({ exists, selectFrom }) => exists(selectFrom('l7rule').select('l7rule.id').whereRef('l7rule.l7policy_id', '=', 'l7policy.id')))
       .orderBy('position')
       .execute(),
+    db
+      .selectFrom('certificate_in_use')
+      .select('object_id')
+      .select((eb) => eb.fn.min('not_after').as('not_after'))
+      .where('load_balancer_id', '=', lb.id)
+      .where('object_kind', '=', 'listener')
+      .where('role', 'in', [...ServedCertificateRoles])
+      .groupBy('object_id')
+      .execute(),
   ]);
+  const now = new Date();
+  const notAfter = new Map(expiries.map((e) => [e.object_id, e.not_after]));
+  const certificate = (listenerId: string) => {
+    const not_after = notAfter.get(listenerId);
+    if (not_after === undefined) return undefined;
+    const days = daysToExpiry(not_after, now);
+    return { not_after, days_to_expiry: days, warning: expiryWarning(days) };
+  };
   const poolTree = (id: string) => {
     const p = pools.find((x) => x.id === id);
     if (!p) return undefined;
@@ -51,11 +73,14 @@ export async function statusTree(deps: ApiDeps, lb: { id: string; name: string; 
       provisioning_status: lb.provisioning_status,
       listeners: listeners.map((l) => {
         const ids = [l.default_pool_id, ...policies.filter((p) => p.listener_id === l.id).map((p) => p.redirect_pool_id)].filter((x): x is string => !!x);
+        const served = certificate(l.id);
         return {
           id: l.id,
           name: l.name,
           operating_status: l.operating_status,
           provisioning_status: l.provisioning_status,
+          ...(served ? { certificate: served } : {}),
+          ...(l.status_reason !== null ? { status_reason: l.status_reason } : {}),
           pools: [...new Set(ids)].map(poolTree).filter((p) => p !== undefined),
         };
       }),

@@ -24,7 +24,7 @@ import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { change } from '../change.js';
 import { forCreate, namesAny, poolTlsRefs, tlsCaller, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
-import { consumerOf, poolRefsInUse, syncConsumers } from '../../controller/consumers.js';
+import { consumerOf, poolRefColumns, poolRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -146,7 +146,8 @@ async function updatePool(deps: ApiDeps, trx: Trx, id: string, b: UpdateInput): 
   await markPoolListenersPending(trx, id);
   await trx.updateTable('pool').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.update' });
+  const tlsChange: TlsChange | null = touchesPoolRefs(b) ? { kind: 'pool', id, previous: poolRefColumns(current), requested: poolRefColumns(updated) } : null;
+  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.update', payload: tlsChange ? { tls_change: tlsChange } : undefined });
   return { current, updated };
 }
 
@@ -198,13 +199,14 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
     if (touchesRefs)
       await verifyTlsRefs(deps.keyManager, tlsCaller(req), [{ named: poolTlsRefs(b), result: poolTlsRefs(poolSpecForUpdate(poolSpecOf(row), b)) }]);
     // Rendered in the transaction: once committed, the worker may settle the change at once.
-    const { view, current, updated } = await change(deps, async (trx) => {
+    const { view, updated } = await change(deps, async (trx) => {
       await lockForChildChange(trx, row.load_balancer_id);
       const rows = await updatePool(deps, trx, row.id, b);
       const [rendered] = await renderPools(trx, [rows.updated]);
       return { ...rows, view: rendered };
     });
-    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), poolRefsInUse(current), poolRefsInUse(updated));
+    // The replaced references stay registered until the job has ended (controller/consumers.ts).
+    if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), [], poolRefsInUse(updated));
     return { pool: view };
   });
 

@@ -129,7 +129,7 @@ async function waitForStep(lbId: string, operation: string, step: string): Promi
 test('create: one STANDALONE amphora is built, configured and ALLOCATED; the load balancer is ACTIVE/ONLINE', async () => {
   const lb = await createLb({ listeners: [{ protocol: 'HTTP', protocol_port: 80, default_pool: { name: 'web', protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', members: [{ address: '127.32.0.1', protocol_port: 8080 }] } }] });
   assert.equal(await h.settled(lb.id), 'ACTIVE');
-  assert.deepEqual(await stepsOf(lb.id, 'loadbalancer.create'), sorted(['create-amphora', 'boot-compute', 'wait-for-agent', 'plug-vip', 'push-config', 'mark-active']));
+  assert.deepEqual(await stepsOf(lb.id, 'loadbalancer.create'), sorted(['create-amphora', 'boot-compute', 'wait-for-agent', 'plug-vip', 'push-config', 'verify-certificates', 'mark-active']));
   const [amp, ...others] = await amphoraeOf(lb.id);
   assert.equal(others.length, 0);
   assert.equal(amp!.status, 'ALLOCATED');
@@ -171,7 +171,7 @@ test('child changes push a newer version to the amphora in service, then settle'
   const listener = await h.request('POST', '/v2/lbaas/listeners', { body: { listener: { loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 22, admin_state_up: false } }, as: memberA });
   assert.equal(listener.statusCode, 201, listener.body);
   assert.equal(await h.settled(lb.id), 'ACTIVE');
-  assert.deepEqual(await stepsOf(lb.id, 'listener.create'), sorted(['push-config', 'settle']));
+  assert.deepEqual(await stepsOf(lb.id, 'listener.create'), sorted(['push-config', 'verify-certificates', 'settle']));
   const last = agents.pushed.at(-1)!;
   assert.equal(last.version, 2);
   assert.deepEqual(last.listeners.map((l) => [l.port, l.enabled]), [[22, false]]);
@@ -251,7 +251,7 @@ test('a job resumed after its worker stopped mid-wait boots no second amphora', 
   assert.equal(await h.settled(lb.id), 'ACTIVE');
   assert.equal(compute.boots, 1);
   assert.equal((await amphoraeOf(lb.id)).length, 1);
-  assert.deepEqual(await stepsOf(lb.id, 'loadbalancer.create'), sorted(['create-amphora', 'boot-compute', 'wait-for-agent', 'wait-for-agent', 'plug-vip', 'push-config', 'mark-active']));
+  assert.deepEqual(await stepsOf(lb.id, 'loadbalancer.create'), sorted(['create-amphora', 'boot-compute', 'wait-for-agent', 'wait-for-agent', 'plug-vip', 'push-config', 'verify-certificates', 'mark-active']));
 });
 
 test('an amphora whose processes exit while booting fails the create at once, saying where to look', async () => {
@@ -323,12 +323,12 @@ test('every operation has its flow, steps in this order', () => {
   const driver = amphoraDriver(async () => assert.fail('no step runs here'));
   const names = (op: Parameters<typeof driver.flow>[0]) => driver.flow(op).steps.map((s) => s.name);
   const build = ['create-amphora', 'boot-compute', 'wait-for-agent', 'plug-vip', 'push-config'];
-  assert.deepEqual(names('loadbalancer.create'), [...build, 'mark-active']);
+  assert.deepEqual(names('loadbalancer.create'), [...build, 'verify-certificates', 'mark-active']);
   assert.deepEqual(names('loadbalancer.failover'), [...build, 'retire-old-amphorae', 'mark-active']);
   assert.deepEqual(names('amphora.failover'), [...build, 'retire-old-amphorae', 'mark-active']);
   assert.deepEqual(names('loadbalancer.delete'), ['stop-amphorae', 'settle']);
   assert.deepEqual(names('amphora.config'), ['push-config']);
   assert.deepEqual(names('amphora.delete'), ['delete-amphora']);
   for (const op of ['loadbalancer.update', 'listener.create', 'pool.delete', 'member.batch', 'healthmonitor.update', 'l7policy.create', 'l7rule.delete'] as const)
-    assert.deepEqual(names(op), ['push-config', 'settle']);
+    assert.deepEqual(names(op), ['push-config', 'verify-certificates', 'settle']);
 });

@@ -1,12 +1,15 @@
 /**
  * The amphora provider's flows: which steps each operation runs, and what a failure leaves.
  *
- *   loadbalancer.create   create-amphora → boot-compute → wait-for-agent → plug-vip → push-config → mark-active
+ *   loadbalancer.create   create-amphora → boot-compute → wait-for-agent → plug-vip → push-config
+ *                         → verify-certificates → mark-active
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
  *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted)
  *   child changes, loadbalancer.update
- *                         push-config → settle
+ *                         push-config → verify-certificates → settle (verify-certificates
+ *                         checks at the VIP that new or changed TLS listeners serve what they
+ *                         should, and rolls a changed listener's certificates back if not)
  *   loadbalancer.delete   stop-amphorae → settle
  *   amphora.config        push-config (to that amphora; no status changes)
  *   amphora.delete        delete-amphora
@@ -15,6 +18,7 @@ import type { Flow, StepContext } from '../../controller/flow.js';
 import { settleFailure } from '../../db/lb-tree.js';
 import type { Operation } from '../driver.js';
 import type { AmphoraDepsLoader } from './deps.js';
+import { verifyCertificates } from './verify-certificates.js';
 import {
   bootCompute, builtByJob, createAmphora, deleteAmphora, findAmphora, inService, jobAmphoraId, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
@@ -31,9 +35,9 @@ async function failLoadBalancer(ctx: StepContext, step: string, error: Error): P
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
   const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
-  const create: Flow = { steps: [...build, markActive()], onFailure: failLoadBalancer };
+  const create: Flow = { steps: [...build, verifyCertificates(load), markActive()], onFailure: failLoadBalancer };
   const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive()], onFailure: failLoadBalancer };
-  const change: Flow = { steps: [pushConfig(load, inService), settle()], onFailure: failLoadBalancer };
+  const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle()], onFailure: failLoadBalancer };
   const remove: Flow = { steps: [stopAmphorae(load), settle()], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
   const configure: Flow = {

@@ -278,26 +278,28 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
 }
 
 /**
- * Sends the whole configuration, under a new version, to each target. A retried push sends a
+ * Sends the whole configuration, under a new version, to each amphora. A retried push sends a
  * newer version of the same content, which the agent applies without harm.
  */
+export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraTable[]): Promise<void> {
+  const version = await nextConfigVersion(ctx);
+  for (const amp of amphorae) {
+    const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);
+    try {
+      const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
+      await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
+    } catch (e) {
+      if (!ctx.signal.aborted) await updateAmphora(ctx.db.kysely, amp.id, { status_reason: `push-config: ${message(e)}` });
+      throw e;
+    }
+  }
+}
+
 export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step {
   return {
     name: 'push-config',
     async run(ctx) {
-      const amphorae = await targets(ctx);
-      const deps = await load();
-      const version = await nextConfigVersion(ctx);
-      for (const amp of amphorae) {
-        const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);
-        try {
-          const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
-          await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
-        } catch (e) {
-          if (!ctx.signal.aborted) await updateAmphora(ctx.db.kysely, amp.id, { status_reason: `push-config: ${message(e)}` });
-          throw e;
-        }
-      }
+      await pushToAmphorae(ctx, await load(), await targets(ctx));
     },
   };
 }

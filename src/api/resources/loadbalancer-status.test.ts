@@ -1,0 +1,77 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { startHarness, memberA, type Harness } from '../../../test/support/harness.js';
+import { storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
+import { activeLoadBalancer } from '../../../test/support/seed-rows.js';
+import { createTestPki, type TestPki } from '../../keymanager/testing.js';
+import { timestamp } from '../../domain/time.js';
+
+let h: Harness;
+let pki: TestPki;
+before(async () => {
+  h = await startHarness(WITH_KEY_MANAGER);
+  pki = createTestPki();
+});
+after(async () => {
+  await h.close();
+  pki.remove();
+});
+
+async function listener(lbId: string, body: Record<string, unknown>): Promise<string> {
+  const r = await h.request('POST', '/v2/lbaas/listeners', { as: memberA, body: { listener: { loadbalancer_id: lbId, ...body } } });
+  assert.equal(r.statusCode, 201, r.body);
+  assert.equal(await h.settled(lbId), 'ACTIVE');
+  return r.json().listener.id;
+}
+
+interface StatusListener {
+  id: string;
+  provisioning_status: string;
+  certificate?: { not_after: string; days_to_expiry: number; warning: string | null };
+  status_reason?: string;
+}
+
+async function statusListeners(lbId: string): Promise<Map<string, StatusListener>> {
+  const r = await h.request('GET', `/v2/lbaas/loadbalancers/${lbId}/status`, { as: memberA });
+  assert.equal(r.statusCode, 200, r.body);
+  return new Map((r.json().statuses.loadbalancer.listeners as StatusListener[]).map((l) => [l.id, l]));
+}
+
+test('the status tree shows, for listeners serving certificates, the first to expire and its warning, and why a change was rolled back', async () => {
+  const lb = await activeLoadBalancer(h);
+  const www = pki.leaf({ cn: 'www.example.test', dnsNames: ['www.example.test'], key: 'ec-p256', days: 45 });
+  const api = pki.leaf({ cn: 'api.example.test', dnsNames: ['api.example.test'], key: 'ec-p256', days: 10 });
+  const p12 = await storeSecret(h, memberA, pki.pkcs12({ key: www, certs: [www] }));
+  const container = await storeContainer(h, memberA, { certificate: api.certPem, private_key: api.keyPem });
+  // A client CA expiring sooner is not what clients of the listener are served.
+  const shortCa = pki.leaf({ cn: 'not served', key: 'ec-p256', days: 2 });
+  const ca = await storeSecret(h, memberA, shortCa.certPem);
+
+  const both = await listener(lb.id, { protocol: 'TERMINATED_HTTPS', protocol_port: 443, default_tls_container_ref: p12, sni_container_refs: [container], client_authentication: 'OPTIONAL', client_ca_tls_container_ref: ca });
+  const far = await listener(lb.id, { protocol: 'TERMINATED_HTTPS', protocol_port: 8443, default_tls_container_ref: p12 });
+  const plain = await listener(lb.id, { protocol: 'HTTP', protocol_port: 80 });
+
+  // The worker records once the job has finished, a moment after the tree settles.
+  const deadline = Date.now() + 5000;
+  let tree = await statusListeners(lb.id);
+  while (!tree.get(both)?.certificate || !tree.get(far)?.certificate) {
+    if (Date.now() > deadline) assert.fail(`no certificate in ${JSON.stringify([...tree.values()])}`);
+    await new Promise((r) => setTimeout(r, 10));
+    tree = await statusListeners(lb.id);
+  }
+
+  const soon = tree.get(both)!.certificate!;
+  assert.equal(soon.not_after, timestamp(new Date(new X509Certificate(api.certPem).validTo)));
+  assert.ok(soon.days_to_expiry > 9.9 && soon.days_to_expiry <= 10, String(soon.days_to_expiry));
+  assert.match(soon.warning!, /^expires in (9|10) days$/);
+  const later = tree.get(far)!.certificate!;
+  assert.equal(later.not_after, timestamp(new Date(new X509Certificate(www.certPem).validTo)));
+  assert.equal(later.warning, null);
+  assert.deepEqual(Object.keys(tree.get(plain)!).sort(), ['id', 'name', 'operating_status', 'pools', 'provisioning_status']);
+  assert.equal(tree.get(both)!.status_reason, undefined);
+
+  const reason = 'the served certificate did not match the new one; the previous one was put back';
+  await h.runtime.db.kysely.updateTable('listener').set({ status_reason: reason }).where('id', '=', far).execute();
+  assert.equal((await statusListeners(lb.id)).get(far)!.status_reason, reason);
+});

@@ -1,0 +1,106 @@
+/** `ostia certs`: every certificate listeners and pools use, soonest to expire first, from the database. */
+import type { Config } from '../config.js';
+import { CertificateExpiryWarningDays } from '../domain/defaults.js';
+import { DAY_MS, daysToExpiry, expiryWarning } from '../domain/certificate-expiry.js';
+import { timestamp } from '../domain/time.js';
+import { CliError, printJson, usageError, type Command } from './command.js';
+import { configFromFlags, databaseError, databaseOption, dataDirOption, redactUrl } from './settings.js';
+import { openExisting } from './trace.js';
+
+export interface CertificateLine {
+  object_kind: string;
+  object_id: string;
+  load_balancer_id: string;
+  project_id: string;
+  role: string;
+  ref: string;
+  /** Naive UTC, as every Ostia timestamp. */
+  not_after: string;
+  days_to_expiry: number;
+  /** "expires in 12 days", "EXPIRED 3 days ago", or null while beyond every warning threshold. */
+  warning: string | null;
+  fingerprint_sha256: string | null;
+  subject_cn: string | null;
+}
+
+export const certs: Command = {
+  name: 'certs',
+  summary: 'List the certificates, CA bundles and CRLs listeners and pools use, soonest to expire first, with owner project and reference.',
+  options: {
+    ...dataDirOption,
+    ...databaseOption,
+    within: { type: 'string', value: 'DAYS', help: 'only those expiring within DAYS days (expired ones included)' },
+  },
+  details: [
+    'Reads the database of the Ostia named by --data-dir (SQLite) or --database-url; the service need not be running.',
+    'Each line is one reference one listener or pool uses, in its role: default, sni, client_ca, client_crl (listener);',
+    'certificate, ca, crl (pool). Not-after is UTC; for a CA bundle, its earliest certificate; for a CRL, its next update.',
+    `Within ${CertificateExpiryWarningDays.join(', ')} days of expiry a line carries a warning, as the log and the status tree do.`,
+    'What is recorded is what each load balancer used when its last job finished.',
+  ].join('\n'),
+  async run(input) {
+    const config = configFromFlags(certs, input);
+    const within = withinDays(input.values.within as string | undefined);
+    const lines = await listCertificates(config, within);
+    if (input.json) printJson({ certificates: lines });
+    else if (!lines.length) process.stdout.write(within === null ? 'No certificates in use.\n' : `No certificate in use expires within ${within} days.\n`);
+    else process.stdout.write(table(lines));
+    return 0;
+  },
+};
+
+function withinDays(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const days = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(days)) throw usageError(certs, `--within must be a number of days, got '${text}'`);
+  return days;
+}
+
+export async function listCertificates(config: Config, within: number | null, now = new Date()): Promise<CertificateLine[]> {
+  const db = await openExisting(config);
+  try {
+    let query = db.kysely.selectFrom('certificate_in_use').selectAll().orderBy('not_after').orderBy('object_id').orderBy('role').orderBy('ref');
+    if (within !== null) query = query.where('not_after', '<=', timestamp(new Date(now.getTime() + within * DAY_MS)));
+    const rows = await query.execute().catch((e: unknown) => {
+      throw missingTable(e, config) ?? databaseError(e, config);
+    });
+    return rows.map((row) => {
+      const days = daysToExpiry(row.not_after, now);
+      return {
+        object_kind: row.object_kind,
+        object_id: row.object_id,
+        load_balancer_id: row.load_balancer_id,
+        project_id: row.project_id,
+        role: row.role,
+        ref: row.ref,
+        not_after: row.not_after,
+        days_to_expiry: days,
+        warning: expiryWarning(days),
+        fingerprint_sha256: row.fingerprint_sha256,
+        subject_cn: row.subject_cn,
+      };
+    });
+  } finally {
+    await db.close();
+  }
+}
+
+/** Not Ostia's database, or one an older Ostia wrote, which the next start of this version migrates. */
+function missingTable(e: unknown, config: Config): CliError | null {
+  const { code, message } = e as { code?: string; message?: string };
+  if (code !== '42P01' && !/no such table/.test(message ?? '')) return null;
+  return new CliError(
+    `the database ${redactUrl(config.database.url)} has no table of certificates in use`,
+    "Check that --data-dir or --database-url name the database Ostia runs on; an older Ostia's database is upgraded when this version starts ('ostia up', or 'ostia api' and 'ostia worker').",
+  );
+}
+
+function table(lines: CertificateLine[]): string {
+  const rows = [
+    ['OBJECT', 'ID', 'LOAD BALANCER', 'PROJECT', 'ROLE', 'REFERENCE', 'NOT AFTER (UTC)', 'DAYS', 'WARNING'],
+    ...lines.map((l) => [l.object_kind, l.object_id, l.load_balancer_id, l.project_id, l.role, l.ref, l.not_after, l.days_to_expiry.toFixed(1), l.warning ?? '']),
+  ];
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
+  const DAYS = 7;
+  return rows.map((r) => r.map((cell, col) => (col === DAYS ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n') + '\n';
+}

@@ -1,0 +1,103 @@
+/**
+ * The verify-certificates step: after a push, the controller connects to the VIP as a client
+ * would and checks that every TERMINATED_HTTPS listener this job created or changed serves the
+ * certificates it should (./tls-expectations.ts), for each server name. Only then does the
+ * job go on to mark the listener ACTIVE.
+ *
+ * When a changed listener serves the wrong certificate, its previous references (kept in the
+ * job's payload, and still registered as consumers) are put back, pushed and verified in turn;
+ * the listener ends in ERROR with the reason in its status_reason, the load balancer ACTIVE,
+ * and clients keep the certificate they had. A new listener has nothing to go back to: its
+ * job fails.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Step, StepContext } from '../../controller/flow.js';
+import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../controller/consumers.js';
+import type { ListenerTable } from '../../db/schema.js';
+import { readCertificate } from '../../keymanager/tls-material.js';
+import { servedCertificateRefs } from './config-builder.js';
+import type { AmphoraDeps, AmphoraDepsLoader } from './deps.js';
+import { inService, pushToAmphorae } from './steps.js';
+import { probesFor, type Probe, type Served } from './tls-expectations.js';
+import { servedFingerprint } from './tls-probe.js';
+
+/**
+ * How long a probe may see something else before it counts as wrong: after a reload the old
+ * HAProxy worker may accept a few more connections with the old certificate.
+ */
+const SETTLE_WINDOW_MS = 5_000;
+const RETRY_PAUSE_MS = 50;
+
+type Listener = Pick<ListenerTable, 'id' | 'protocol_port'> & ListenerRefColumns;
+
+async function servedBy(deps: AmphoraDeps, columns: ListenerRefColumns): Promise<Served[]> {
+  // What runs is probed as it is, expired or not: expiry is reported elsewhere.
+  return Promise.all(servedCertificateRefs(columns).map(async (ref) => ({ ref, bundle: await readCertificate(deps.keyManager, ref, { acceptExpired: true }) })));
+}
+
+/** Null when the probe is answered as expected within the settle window, else why not. */
+async function runProbe(vip: string, listener: Listener, probe: Probe, signal: AbortSignal): Promise<string | null> {
+  const deadline = Date.now() + SETTLE_WINDOW_MS;
+  const target = `listener ${listener.id} at ${vip.includes(':') ? `[${vip}]` : vip}:${listener.protocol_port}${probe.serverName ? ` for ${probe.serverName}` : ' without a server name'}`;
+  for (;;) {
+    let seen: string;
+    try {
+      const fingerprint = await servedFingerprint(vip, listener.protocol_port, probe.serverName, AbortSignal.any([signal, AbortSignal.timeout(SETTLE_WINDOW_MS)]));
+      if (probe.accept.includes(fingerprint)) return null;
+      seen = `served the certificate with SHA-256 fingerprint ${fingerprint}`;
+    } catch (e) {
+      signal.throwIfAborted();
+      seen = `did not answer a TLS handshake (${(e as Error).message})`;
+    }
+    if (!probe.accept.length || Date.now() >= deadline) return `${target} ${seen}, expected ${probe.expected}`;
+    await sleep(RETRY_PAUSE_MS, undefined, { signal });
+  }
+}
+
+/** Null when `listener` serves what `columns` name, else the first reason it does not. */
+async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, signal: AbortSignal): Promise<string | null> {
+  const [served, before] = await Promise.all([servedBy(deps, listener), previous ? servedBy(deps, previous) : null]);
+  const failures = await Promise.all(probesFor(served, before).map((probe) => runProbe(vip, listener, probe, signal)));
+  return failures.find((f) => f !== null) ?? null;
+}
+
+async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listener: Listener, previous: ListenerRefColumns, reason: string): Promise<void> {
+  const why = `certificate change rolled back: ${reason}`;
+  ctx.log.warn({ listener: listener.id, reason }, 'the new certificate is not served as it should be; putting the previous one back');
+  await ctx.db.kysely.updateTable('listener').set({ ...previous, status_reason: why }).where('id', '=', listener.id).execute();
+  await pushToAmphorae(ctx, deps, await inService(ctx));
+  const again = await verify(vip, deps, { ...listener, ...previous }, null, ctx.signal);
+  if (again) throw new Error(`${why}; the previous certificates are not served either: ${again}`);
+  await ctx.db.kysely.updateTable('listener').set({ provisioning_status: 'ERROR' }).where('id', '=', listener.id).execute();
+}
+
+export function verifyCertificates(load: AmphoraDepsLoader): Step {
+  return {
+    name: 'verify-certificates',
+    async run(ctx) {
+      const db = ctx.db.kysely;
+      const lb = await db.selectFrom('load_balancer').select(['vip_address', 'admin_state_up']).where('id', '=', ctx.loadBalancerId).executeTakeFirst();
+      if (!lb?.vip_address || lb.admin_state_up !== 1) return;
+      const listeners = await db
+        .selectFrom('listener')
+        .select(['id', 'protocol_port', 'default_tls_container_ref', 'sni_container_refs', 'client_ca_tls_container_ref', 'client_crl_container_ref'])
+        .where('load_balancer_id', '=', ctx.loadBalancerId)
+        .where('protocol', '=', 'TERMINATED_HTTPS')
+        .where('admin_state_up', '=', 1)
+        .where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE'])
+        .execute();
+      if (!listeners.length) return;
+      const deps = await load();
+      const change = tlsChangeOf(ctx.payload);
+      for (const listener of listeners) {
+        const previous = change?.kind === 'listener' && change.id === listener.id ? change.previous : null;
+        // Resumed after the rows were put back: verify what they name now.
+        const replaced = previous && JSON.stringify(listenerRefColumns(listener)) !== JSON.stringify(listenerRefColumns(previous)) ? previous : null;
+        const failure = await verify(lb.vip_address, deps, listener, replaced, ctx.signal);
+        if (!failure) continue;
+        if (!replaced) throw new Error(failure);
+        await rollBack(ctx, deps, lb.vip_address, listener, replaced, failure);
+      }
+    },
+  };
+}
