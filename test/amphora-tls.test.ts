@@ -238,6 +238,23 @@ describe('TLS on the amphora through the openstack CLI', { skip: openstackCliMis
     assert.equal((await apiListener(String(https.id))).status_reason, null);
   });
 
+  it('adds Strict-Transport-Security when HSTS is set through the API', { timeout: 60_000 }, async () => {
+    const res = await fetch(`${ostia.url}/v2/lbaas/listeners/${String(https.id)}`, {
+      method: 'PUT',
+      headers: { 'x-auth-token': await ostia.token(DEMO), 'content-type': 'application/json' },
+      body: JSON.stringify({ listener: { hsts_max_age: 31536000, hsts_include_subdomains: true } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const deadline = Date.now() + 30_000;
+    while ((await apiListener(String(https.id))).provisioning_status !== 'ACTIVE') {
+      assert.ok(Date.now() < deadline, 'the listener did not become ACTIVE');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const r = await curl('www.example.com', httpsPort);
+    assert.equal(r.code, 0, r.body);
+    assert.match(r.headers, /^strict-transport-security: max-age=31536000; includeSubDomains;\r?$/im);
+  });
+
   it('another project can neither read the secrets nor reference them, and learns nothing of them', { timeout: 120_000 }, async () => {
     const read = await cli.fails(ALT, ['secret', 'get', refs.www!]);
     assert.match(read, /Forbidden/);

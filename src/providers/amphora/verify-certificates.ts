@@ -25,10 +25,15 @@ import { servedFingerprint } from './tls-probe.js';
  * How long a probe may see something else before it counts as wrong: after a reload the old
  * HAProxy worker may accept a few more connections with the old certificate.
  */
-const SETTLE_WINDOW_MS = 5_000;
+export const SETTLE_WINDOW_MS = 5_000;
 const RETRY_PAUSE_MS = 50;
 
 type Listener = Pick<ListenerTable, 'id' | 'protocol_port'> & ListenerRefColumns;
+
+interface Window {
+  readonly signal: AbortSignal;
+  readonly settleMs: number;
+}
 
 async function servedBy(deps: AmphoraDeps, columns: ListenerRefColumns): Promise<Served[]> {
   // What runs is probed as it is, expired or not: expiry is reported elsewhere.
@@ -36,13 +41,14 @@ async function servedBy(deps: AmphoraDeps, columns: ListenerRefColumns): Promise
 }
 
 /** Null when the probe is answered as expected within the settle window, else why not. */
-async function runProbe(vip: string, listener: Listener, probe: Probe, signal: AbortSignal): Promise<string | null> {
-  const deadline = Date.now() + SETTLE_WINDOW_MS;
+async function runProbe(vip: string, listener: Listener, probe: Probe, window: Window): Promise<string | null> {
+  const { signal, settleMs } = window;
+  const deadline = Date.now() + settleMs;
   const target = `listener ${listener.id} at ${vip.includes(':') ? `[${vip}]` : vip}:${listener.protocol_port}${probe.serverName ? ` for ${probe.serverName}` : ' without a server name'}`;
   for (;;) {
     let seen: string;
     try {
-      const fingerprint = await servedFingerprint(vip, listener.protocol_port, probe.serverName, AbortSignal.any([signal, AbortSignal.timeout(SETTLE_WINDOW_MS)]));
+      const fingerprint = await servedFingerprint(vip, listener.protocol_port, probe.serverName, AbortSignal.any([signal, AbortSignal.timeout(Math.max(settleMs, 1000))]));
       if (probe.accept.includes(fingerprint)) return null;
       seen = `served the certificate with SHA-256 fingerprint ${fingerprint}`;
     } catch (e) {
@@ -55,23 +61,23 @@ async function runProbe(vip: string, listener: Listener, probe: Probe, signal: A
 }
 
 /** Null when `listener` serves what `columns` name, else the first reason it does not. */
-async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, signal: AbortSignal): Promise<string | null> {
+async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, window: Window): Promise<string | null> {
   const [served, before] = await Promise.all([servedBy(deps, listener), previous ? servedBy(deps, previous) : null]);
-  const failures = await Promise.all(probesFor(served, before).map((probe) => runProbe(vip, listener, probe, signal)));
+  const failures = await Promise.all(probesFor(served, before).map((probe) => runProbe(vip, listener, probe, window)));
   return failures.find((f) => f !== null) ?? null;
 }
 
-async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listener: Listener, previous: ListenerRefColumns, reason: string): Promise<void> {
+async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listener: Listener, previous: ListenerRefColumns, reason: string, window: Window): Promise<void> {
   const why = `certificate change rolled back: ${reason}`;
   ctx.log.warn({ listener: listener.id, reason }, 'the new certificate is not served as it should be; putting the previous one back');
   await ctx.db.kysely.updateTable('listener').set({ ...previous, status_reason: why }).where('id', '=', listener.id).execute();
   await pushToAmphorae(ctx, deps, await inService(ctx));
-  const again = await verify(vip, deps, { ...listener, ...previous }, null, ctx.signal);
+  const again = await verify(vip, deps, { ...listener, ...previous }, null, window);
   if (again) throw new Error(`${why}; the previous certificates are not served either: ${again}`);
   await ctx.db.kysely.updateTable('listener').set({ provisioning_status: 'ERROR' }).where('id', '=', listener.id).execute();
 }
 
-export function verifyCertificates(load: AmphoraDepsLoader): Step {
+export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WINDOW_MS): Step {
   return {
     name: 'verify-certificates',
     async run(ctx) {
@@ -89,14 +95,15 @@ export function verifyCertificates(load: AmphoraDepsLoader): Step {
       if (!listeners.length) return;
       const deps = await load();
       const change = tlsChangeOf(ctx.payload);
+      const window: Window = { signal: ctx.signal, settleMs };
       for (const listener of listeners) {
         const previous = change?.kind === 'listener' && change.id === listener.id ? change.previous : null;
         // Resumed after the rows were put back: verify what they name now.
         const replaced = previous && JSON.stringify(listenerRefColumns(listener)) !== JSON.stringify(listenerRefColumns(previous)) ? previous : null;
-        const failure = await verify(lb.vip_address, deps, listener, replaced, ctx.signal);
+        const failure = await verify(lb.vip_address, deps, listener, replaced, window);
         if (!failure) continue;
         if (!replaced) throw new Error(failure);
-        await rollBack(ctx, deps, lb.vip_address, listener, replaced, failure);
+        await rollBack(ctx, deps, lb.vip_address, listener, replaced, failure, window);
       }
     },
   };
