@@ -71,7 +71,7 @@ const SEEN_IN_TRAFFIC: readonly ChangeKind[] = ['add', 'enable'];
 // srv_admin_state bits of HAProxy 2.6 (server.h): forced, inherited, configured, resolution and hostname maintenance.
 const ADMIN_MAINT_BITS = 0x01 | 0x02 | 0x04 | 0x20 | 0x40;
 /** What the agent logs (src/amphora/agent/apply.ts) when a member change falls back to a reload. */
-const AGENT_RELOAD_FALLBACK = 'runtime member update incomplete, reloading instead:';
+const AGENT_RELOAD_FALLBACK = 'runtime update incomplete, reloading instead:';
 
 interface Params {
   seconds: number;
