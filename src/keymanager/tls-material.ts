@@ -4,6 +4,7 @@
  * Octavia reads them). The API reads references this way to judge them, the amphora config
  * builder to ship them, expiry tracking to date them: one way to read, one set of refusals.
  */
+import { createHash } from 'node:crypto';
 import { CertificateError, parseCaBundle, parseCrl, parseTlsBundle, type CaBundle, type CertificateContainerParts, type Crl, type TlsBundle } from './certificates.js';
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
 import type { KeyManager, Material } from './index.js';
@@ -41,10 +42,34 @@ async function secretPayload(keyManager: KeyManager, ref: string, what: string):
   throw new CertificateError(ref, `it is a certificate container; ${what} must be a secret`);
 }
 
+/**
+ * Bundles read for service (expiry admitted), by reference and content: a PKCS#12 bundle costs
+ * 50 to 150 ms of CPU to open (its key derivation runs in JavaScript), and one change reads
+ * the same bundle to build the amphora's configuration, to verify what is served and to date
+ * it. Keyed by content, so whatever the reference holds now is what is parsed.
+ */
+const serviceReads = new Map<string, TlsBundle>();
+const SERVICE_READS_KEPT = 128;
+
+function contentKey(ref: string, material: Material): string {
+  const hash = createHash('sha256').update(ref).update('\0');
+  if (material.kind === 'secret') hash.update(material.payload);
+  else for (const part of ['certificate', 'private_key', 'intermediates', 'private_key_passphrase'] as const) hash.update(`\0${part}\0`).update(material.parts[part] ?? '');
+  return hash.digest('hex');
+}
+
 export async function readCertificate(keyManager: KeyManager, ref: string, options: ReadOptions = {}): Promise<TlsBundle> {
   const material = await resolve(keyManager, ref);
   const input: Buffer | CertificateContainerParts = material.kind === 'secret' ? material.payload : material.parts;
-  return parseTlsBundle(input, { ref, ...options });
+  // A new reference is judged afresh (its validity depends on the time); one in service may be remembered.
+  if (!options.acceptExpired) return parseTlsBundle(input, { ref, ...options });
+  const key = contentKey(ref, material);
+  const known = serviceReads.get(key);
+  if (known) return known;
+  const bundle = parseTlsBundle(input, { ref, ...options });
+  if (serviceReads.size >= SERVICE_READS_KEPT) serviceReads.delete(serviceReads.keys().next().value!);
+  serviceReads.set(key, bundle);
+  return bundle;
 }
 
 export async function readCaBundle(keyManager: KeyManager, ref: string, options: ReadOptions = {}): Promise<CaBundle> {
