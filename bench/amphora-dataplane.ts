@@ -11,8 +11,8 @@
  *     alternating), medians; with HAProxy CPU per request read from /proc, steadier than req/s here.
  *     The hand-written config copies what the amphora's HAProxy runs with (maxconn and nbthread read from the
  *     amphora's `show info`, the same stats socket, roundrobin, the same HTTP health check) and nothing else,
- *     and it runs in a session of its own, as the amphora's HAProxy does (see startHand: the kernel schedules
- *     sessions as groups, which matters more than any config line on a loaded machine).
+ *     and it runs in a session of its own, as the amphora's HAProxy does (see ./support/hand-haproxy.ts: the kernel
+ *     schedules sessions as groups, which matters more than any config line on a loaded machine).
  * (b) Member changes under load: with `wrk -c50` on the VIP, a mix of member changes (add, weight, disable,
  *     enable, remove, repeated) through the API; each is timed from the API call's return to the change being
  *     visible — in traffic (the added or re-enabled member's name in a response to a request sent after the
@@ -31,25 +31,29 @@
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
-import { HaproxyProcess } from '../src/amphora/haproxy/process.js';
-import { HaproxyRuntime } from '../src/amphora/haproxy/runtime.js';
-import { eventually, httpGet, loopbackAddress, randomPort, tempDir } from '../src/amphora/testing.js';
-import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
-import { writeAmphoraConfig } from '../test/support/amphora-config.js';
-import { startBackendFarm, type BackendFarm, type Endpoint } from './support/backends.js';
-import { cpuSeconds, haproxyPidsUnder } from './support/processes.js';
+import { promisify } from 'node:util';
+import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
+import { eventually, httpGet, loopbackAddress, randomPort } from '../src/amphora/testing.js';
+import { benchArgs, positiveInt, positiveInts } from './support/args.js';
+import type { Endpoint } from './support/backends.js';
+import { handGlobal } from './support/hand-haproxy.js';
+import { interleavedThroughput, type LoadCase, type LoadRun, type ThroughputRatio, type ThroughputRow } from './support/interleave.js';
+import { inLab, labHeadline, labLoadLine, runBench, type Lab, type LabReport } from './support/lab.js';
+import { readTrace, traceTime, type ApiClient, type LoadBalancerView } from './support/lifecycle-api.js';
+import { pollUntil, sleep } from './support/poll.js';
+import { cpuMeter } from './support/processes.js';
+import { progress } from './support/progress.js';
 import { median, percentile } from './support/stats.js';
-import { killAllWrk, startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
+import { line, num } from './support/table.js';
+import { agentReloadReasons, assertSameHaproxy, findAmphora, haproxySettings, waitLbActive, type AmphoraTarget, type HandTarget, type HaproxySettings, type HaproxyTarget } from './support/targets.js';
+import { startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
 
 const run = promisify(execFile);
 
 const ACTIVE_TIMEOUT_MS = 120_000;
 const CHANGE_TIMEOUT_MS = 30_000;
-const API_POLL_MS = 20;
 const STATE_POLL_MS = 10;
 /** Parallel keep-alive probe loops watching the bodies that come back through the VIP. */
 const PROBES = 4;
@@ -61,7 +65,6 @@ const CHANGE_GAP_MS = 300;
 const CHANGE_LEAD_S = 1;
 /** wrk's bound in the change phase (it is stopped as soon as the changes are done): this per change, plus the lead. */
 const CHANGE_BUDGET_S = 8;
-const WARMUP_S = 2;
 const CHANGE_WEIGHT = 3;
 /** The order changes cycle through, one extra member per cycle. */
 const CYCLE = ['add', 'weight', 'disable', 'enable', 'remove'] as const;
@@ -70,8 +73,6 @@ type ChangeKind = (typeof CYCLE)[number];
 const SEEN_IN_TRAFFIC: readonly ChangeKind[] = ['add', 'enable'];
 // srv_admin_state bits of HAProxy 2.6 (server.h): forced, inherited, configured, resolution and hostname maintenance.
 const ADMIN_MAINT_BITS = 0x01 | 0x02 | 0x04 | 0x20 | 0x40;
-/** What the agent logs (src/amphora/agent/apply.ts) when a member change falls back to a reload. */
-const AGENT_RELOAD_FALLBACK = 'runtime update incomplete, reloading instead:';
 
 interface Params {
   seconds: number;
@@ -79,48 +80,6 @@ interface Params {
   reps: number;
   changes: number;
   changeConnections: number;
-}
-
-const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// --- Ostia's API --------------------------------------------------------------------------
-
-interface Api {
-  call<T>(method: string, path: string, body?: unknown): Promise<T>;
-}
-
-function api(ostia: OstiaProcess, token: string): Api {
-  return {
-    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const res = await fetch(`${ostia.url}${path}`, {
-        method,
-        headers: { 'x-auth-token': token, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (res.status >= 300) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
-      return (text ? JSON.parse(text) : undefined) as T;
-    },
-  };
-}
-
-interface LbView {
-  id: string;
-  provisioning_status: string;
-  vip_address: string;
-  pools: Array<{ id: string }>;
-}
-
-async function waitLbSettled(a: Api, id: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { provisioning_status: status } = (await a.call<{ loadbalancer: LbView }>('GET', `/v2/lbaas/loadbalancers/${id}`)).loadbalancer;
-    if (status === 'ACTIVE') return;
-    if (status === 'ERROR') throw new Error(`load balancer ${id} went to ERROR`);
-    if (Date.now() > deadline) throw new Error(`load balancer ${id} still ${status} after ${timeoutMs} ms`);
-    await sleep(API_POLL_MS);
-  }
 }
 
 // --- HAProxy state ------------------------------------------------------------------------
@@ -150,20 +109,14 @@ function parseServersState(dump: string): ServerState[] {
 
 // --- the two load balancers -----------------------------------------------------------------
 
-interface Target {
-  readonly label: string;
-  readonly address: string;
-  readonly port: number;
-  readonly runtime: HaproxyRuntime;
+/** Either load balancer, with the name of the backend that holds the members. */
+interface Target extends HaproxyTarget {
   readonly backend: string;
-  haproxyPids(): number[];
 }
 
-interface AmphoraTarget extends Target {
+interface Amphora extends AmphoraTarget, Target {
   readonly lbId: string;
   readonly poolId: string;
-  readonly dir: string;
-  readonly config: string;
 }
 
 interface HandServer {
@@ -174,9 +127,7 @@ interface HandServer {
   enabled: boolean;
 }
 
-interface HandTarget extends Target {
-  readonly dir: string;
-  readonly process: HaproxyProcess;
+interface Hand extends HandTarget, Target {
   servers: HandServer[];
   config(): string;
 }
@@ -188,14 +139,9 @@ const HAND_BACKEND = 'be';
  * check: the amphora's global limits (maxconn, nbthread) and stats socket, the timeouts and
  * check timings the amphora's listener and monitor have, and nothing else.
  */
-function handConfig(dir: string, vip: string, port: number, maxconn: number, nbthread: number, servers: readonly HandServer[]): string {
+function handConfig(files: HaproxyFiles, limits: HaproxySettings, vip: string, port: number, servers: readonly HandServer[]): string {
   return [
-    'global',
-    `    maxconn ${maxconn}`,
-    `    nbthread ${nbthread}`,
-    `    stats socket ${join(dir, 'hand.sock')} mode 600 level admin expose-fd listeners`,
-    `    pidfile ${join(dir, 'hand.pid')}`,
-    '    hard-stop-after 60s',
+    ...handGlobal(files, limits),
     '',
     'defaults',
     '    mode http',
@@ -217,9 +163,9 @@ function handConfig(dir: string, vip: string, port: number, maxconn: number, nbt
   ].join('\n');
 }
 
-async function buildAmphora(ostia: OstiaProcess, a: Api, farm: BackendFarm, port: number): Promise<AmphoraTarget> {
+async function buildAmphora({ ostia, api: a, farm }: Lab, port: number): Promise<Amphora> {
   const [vipSubnet, memberSubnet] = await Promise.all([ostia.subnetId('public-subnet'), ostia.subnetId('private-subnet')]);
-  const created = await a.call<{ loadbalancer: LbView }>('POST', '/v2/lbaas/loadbalancers', {
+  const created = await a.json<{ loadbalancer: LoadBalancerView & { pools: Array<{ id: string }> } }>('POST', '/v2/lbaas/loadbalancers', {
     loadbalancer: {
       name: 'bench-dataplane',
       vip_subnet_id: vipSubnet,
@@ -241,62 +187,18 @@ async function buildAmphora(ostia: OstiaProcess, a: Api, farm: BackendFarm, port
   });
   const lb = created.loadbalancer;
   progress(`load balancer ${lb.id} created, VIP ${lb.vip_address}:${port}; waiting for ACTIVE`);
-  await waitLbSettled(a, lb.id, ACTIVE_TIMEOUT_MS);
-  const root = join(ostia.dataDir, 'amphorae');
-  const dirs = readdirSync(root)
-    .map((d) => join(root, d))
-    .filter((d) => existsSync(join(d, 'haproxy.cfg')) && readFileSync(join(d, 'haproxy.cfg'), 'utf8').includes(lb.id));
-  if (dirs.length !== 1) throw new Error(`expected one amphora directory serving ${lb.id} under ${root}, found ${dirs.length}`);
-  const dir = dirs[0]!;
-  const config = readFileSync(join(dir, 'haproxy.cfg'), 'utf8');
-  const backend = /^backend (\S+)/m.exec(config)?.[1];
-  if (!backend) throw new Error(`no backend in ${join(dir, 'haproxy.cfg')}`);
-  return {
-    label: 'amphora',
-    address: lb.vip_address,
-    port,
-    runtime: new HaproxyRuntime(join(dir, 'haproxy.sock')),
-    backend,
-    haproxyPids: () => haproxyPidsUnder(dir),
-    lbId: lb.id,
-    poolId: lb.pools[0]!.id,
-    dir,
-    config,
-  };
+  await waitLbActive(a, lb.id, ACTIVE_TIMEOUT_MS);
+  const amphora = findAmphora(ostia.dataDir, lb.id, lb.vip_address, port);
+  const backend = /^backend (\S+)/m.exec(amphora.config)?.[1];
+  if (!backend) throw new Error(`no backend in ${join(amphora.dir, 'haproxy.cfg')}`);
+  return { ...amphora, backend, lbId: lb.id, poolId: lb.pools[0]!.id };
 }
 
-async function startHand(dir: string, farm: BackendFarm, port: number, maxconn: number, nbthread: number, lines: string[]): Promise<HandTarget> {
-  mkdirSync(dir, { recursive: true });
+async function startHand(lab: Lab, port: number, limits: HaproxySettings): Promise<Hand> {
   const vip = loopbackAddress();
-  const files = {
-    config: join(dir, 'hand.cfg'),
-    masterSocket: join(dir, 'master.sock'),
-    statsSocket: join(dir, 'hand.sock'),
-    pidFile: join(dir, 'hand.pid'),
-    stateFile: join(dir, 'hand.state'),
-  };
-  // An amphora's HAProxy runs in the session of its agent, which the compute driver starts detached, and so does
-  // any daemonized HAProxy (-D calls setsid). With the kernel's autogroup scheduling (sched_autogroup_enabled=1
-  // here) a session is a scheduling group of its own, and on this loaded machine that alone changed req/s by
-  // tens of percent for one and the same config: the hand-written HAProxy gets a session of its own too.
-  const ownSession = join(dir, 'haproxy-own-session');
-  writeFileSync(ownSession, '#!/bin/sh\nexec setsid haproxy "$@"\n', { mode: 0o755 });
-  // HAProxy's own lines (checks, reloads) are kept for a failure message, not printed.
-  const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
-  const hand: HandTarget = {
-    label: 'hand-written',
-    address: vip,
-    port,
-    runtime: new HaproxyRuntime(files.statsSocket),
-    backend: HAND_BACKEND,
-    haproxyPids: () => haproxyPidsUnder(dir),
-    dir,
-    process: new HaproxyProcess({ binary: ownSession, files, log }),
-    servers: farm.primaries.map((e, i) => ({ name: `s${i + 1}`, address: e.address, port: e.port, weight: 1, enabled: true })),
-    config: () => handConfig(dir, vip, port, maxconn, nbthread, hand.servers),
-  };
-  writeFileSync(files.config, hand.config());
-  await hand.process.start();
+  const servers = lab.farm.primaries.map((e, i) => ({ name: `s${i + 1}`, address: e.address, port: e.port, weight: 1, enabled: true }));
+  const started = await lab.startHand(vip, port, (files) => handConfig(files, limits, vip, port, servers));
+  const hand: Hand = { ...started, backend: HAND_BACKEND, servers, config: () => handConfig(started.haproxy.files, limits, vip, port, hand.servers) };
   return hand;
 }
 
@@ -391,101 +293,36 @@ function startProbes(address: string, port: number): Probes {
 
 /** Polls `show servers state` until `seen` holds; resolves with the time it first did. */
 async function waitForState(t: Target, seen: (rows: ServerState[]) => boolean, timeoutMs: number): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  for (let i = 0; i < timeoutMs / STATE_POLL_MS + 1; i++) {
-    // During a reload the socket may briefly refuse; that is a poll that saw nothing.
-    const dump = await t.runtime.showServersState().catch(() => null);
-    const now = performance.now();
-    if (dump !== null && seen(parseServersState(dump).filter((r) => r.backend === t.backend))) return now;
-    if (now > deadline) break;
-    await sleep(STATE_POLL_MS);
-  }
-  throw new Error(`${t.label}: the change did not show in 'show servers state' within ${timeoutMs} ms`);
+  const at = await pollUntil(
+    async () => {
+      // During a reload the socket may briefly refuse; that is a poll that saw nothing.
+      const dump = await t.runtime.showServersState().catch(() => null);
+      return dump !== null && seen(parseServersState(dump).filter((r) => r.backend === t.backend));
+    },
+    STATE_POLL_MS,
+    timeoutMs,
+  );
+  if (at === null) throw new Error(`${t.label}: the change did not show in 'show servers state' within ${timeoutMs} ms`);
+  return at;
 }
 
 // --- (a) throughput ----------------------------------------------------------------------------
 
-interface Run extends WrkResult {
-  /** HAProxy (master + workers) CPU time per request, µs; null if a process went away. */
-  cpu_us_per_request: number | null;
-}
-
-async function wrkRun(t: Target, connections: number, seconds: number, script: string): Promise<Run> {
-  const pids = t.haproxyPids();
-  const before = cpuSeconds(pids);
+async function wrkRun(t: Target, connections: number, seconds: number, script: string): Promise<LoadRun> {
+  const cpuPerRequest = cpuMeter(t.haproxyPids());
   const result = await startWrk(`http://${t.address}:${t.port}/`, connections, seconds, script).result;
-  const after = cpuSeconds(pids);
-  return { ...result, cpu_us_per_request: before === null || after === null || !result.requests ? null : ((after - before) * 1e6) / result.requests };
+  return { ...result, cpu_us_per_request: cpuPerRequest(result.requests) };
 }
 
-interface ThroughputRow {
-  connections: number;
-  target: string;
-  runs: Run[];
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  cpu_us_per_request: number | null;
-  failed: number;
-}
-
-interface ThroughputRatio {
-  connections: number;
-  /** Median over repetitions of amphora req/s ÷ hand-written req/s in the same repetition. */
-  rps: number;
-  p99: number;
-  cpu_per_request: number | null;
-}
-
-async function throughput(amphora: Target, hand: Target, p: Params, script: string): Promise<{ rows: ThroughputRow[]; ratios: ThroughputRatio[] }> {
-  const targets = [amphora, hand];
-  for (const t of targets) {
-    progress(`warm-up: ${t.label}, ${WARMUP_S} s`);
-    await wrkRun(t, Math.max(...p.connections), WARMUP_S, script);
-  }
-  const runs = new Map<string, Run[]>();
-  const key = (t: Target, c: number) => `${t.label}/${c}`;
-  for (let rep = 0; rep < p.reps; rep++) {
-    for (const c of p.connections) {
-      // Alternating the order cancels a drift of the machine's load within a repetition.
-      const order = rep % 2 === 0 ? targets : [...targets].reverse();
-      for (const t of order) {
-        progress(`repetition ${rep + 1}/${p.reps}: ${t.label}, c=${c}, ${p.seconds} s`);
-        const run = await wrkRun(t, c, p.seconds, script);
-        runs.set(key(t, c), [...(runs.get(key(t, c)) ?? []), run]);
-      }
-    }
-  }
-  const rows: ThroughputRow[] = [];
-  const ratios: ThroughputRatio[] = [];
-  for (const c of p.connections) {
-    for (const t of targets) {
-      const rs = runs.get(key(t, c))!;
-      const cpu = rs.map((r) => r.cpu_us_per_request).filter((v): v is number => v !== null);
-      rows.push({
-        connections: c,
-        target: t.label,
-        runs: rs,
-        rps: median(rs.map((r) => r.rps)),
-        p50_ms: median(rs.map((r) => r.p50_ms)),
-        p99_ms: median(rs.map((r) => r.p99_ms)),
-        cpu_us_per_request: cpu.length === rs.length ? median(cpu) : null,
-        failed: rs.reduce((s, r) => s + r.failed, 0),
-      });
-    }
-    const [ampRuns, handRuns] = [runs.get(key(amphora, c))!, runs.get(key(hand, c))!];
-    const perRep = (f: (a: Run, h: Run) => number | null) => {
-      const xs = ampRuns.map((a, i) => f(a, handRuns[i]!));
-      return xs.every((x) => x !== null) ? median(xs as number[]) : null;
-    };
-    ratios.push({
-      connections: c,
-      rps: perRep((a, h) => a.rps / h.rps)!,
-      p99: perRep((a, h) => a.p99_ms / h.p99_ms)!,
-      cpu_per_request: perRep((a, h) => (a.cpu_us_per_request === null || h.cpu_us_per_request === null ? null : a.cpu_us_per_request / h.cpu_us_per_request)),
-    });
-  }
-  return { rows, ratios };
+function throughput(amphora: Target, hand: Target, p: Params, script: string): Promise<{ rows: Array<ThroughputRow<LoadCase, LoadRun>>; ratios: Array<ThroughputRatio<LoadCase>> }> {
+  return interleavedThroughput({
+    targets: [amphora, hand],
+    cases: p.connections.map((connections) => ({ connections })),
+    warmups: [{ connections: Math.max(...p.connections) }],
+    reps: p.reps,
+    seconds: p.seconds,
+    run: (t, { connections }, seconds) => wrkRun(t, connections, seconds, script),
+  });
 }
 
 // --- (b) member changes under load --------------------------------------------------------------
@@ -536,15 +373,7 @@ interface ChangeDriver {
   timeCheck?(): Promise<number>;
 }
 
-interface TraceEntry {
-  job_id: string;
-  operation: string;
-  step: string;
-  started_at: string;
-  duration_ms: number | null;
-}
-
-function amphoraDriver(t: AmphoraTarget, a: Api, memberSubnet: string, scratch: string): ChangeDriver {
+function amphoraDriver(t: Amphora, a: ApiClient, memberSubnet: string, scratch: string): ChangeDriver {
   const ids = new Map<string, string>();
   const checked = join(scratch, 'amphora-copy.cfg');
   writeFileSync(checked, t.config);
@@ -560,44 +389,38 @@ function amphoraDriver(t: AmphoraTarget, a: Api, memberSubnet: string, scratch: 
       return performance.now() - t0;
     },
     agentReloads(since) {
-      const reasons: string[] = [];
-      for (const line of readFileSync(join(t.dir, 'agent.log'), 'utf8').split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const entry = JSON.parse(line) as { time?: number; msg?: string };
-        if ((entry.time ?? 0) >= since && entry.msg?.startsWith(AGENT_RELOAD_FALLBACK)) reasons.push(entry.msg.slice(AGENT_RELOAD_FALLBACK.length).trim());
-      }
+      const reasons = agentReloadReasons(t, since);
       return { count: reasons.length, reasons };
     },
     async controllerSteps() {
-      const { trace } = await a.call<{ trace: TraceEntry[] }>('GET', `/v2/lbaas/loadbalancers/${t.lbId}/trace`);
+      const trace = await readTrace(a, t.lbId);
       // One job per change, in the order the changes were made; the create job comes first.
       const jobs = [...new Set(trace.filter((e) => e.operation !== 'loadbalancer.create').map((e) => e.job_id))];
       if (jobs.length !== returned.length) return returned.map(() => null);
       return jobs.map((job, i) => {
         const push = trace.find((e) => e.job_id === job && e.step === 'push-config');
-        // The trace's timestamps are UTC without a zone, to the millisecond.
-        return push && push.duration_ms !== null ? { queued_ms: Date.parse(`${push.started_at}Z`) - returned[i]!, push_ms: push.duration_ms } : null;
+        return push && push.duration_ms !== null ? { queued_ms: traceTime(push.started_at) - returned[i]!, push_ms: push.duration_ms } : null;
       });
     },
     async apply({ kind, member }) {
       const started = performance.now();
       if (kind === 'add') {
-        const created = await a.call<{ member: { id: string } }>('POST', path, { member: { name: member.name, address: member.address, protocol_port: member.port, subnet_id: memberSubnet } });
+        const created = await a.json<{ member: { id: string } }>('POST', path, { member: { name: member.name, address: member.address, protocol_port: member.port, subnet_id: memberSubnet } });
         ids.set(member.name, created.member.id);
       } else {
         const id = ids.get(member.name);
         if (!id) throw new Error(`member ${member.name} was never added`);
-        if (kind === 'remove') await a.call('DELETE', `${path}/${id}`);
-        else await a.call('PUT', `${path}/${id}`, { member: kind === 'weight' ? { weight: CHANGE_WEIGHT } : { admin_state_up: kind === 'enable' } });
+        if (kind === 'remove') await a.json('DELETE', `${path}/${id}`);
+        else await a.json('PUT', `${path}/${id}`, { member: kind === 'weight' ? { weight: CHANGE_WEIGHT } : { admin_state_up: kind === 'enable' } });
       }
       const t0 = performance.now();
       returned.push(Date.now());
-      return { started, t0, server: ids.get(member.name)!, settle: () => waitLbSettled(a, t.lbId, CHANGE_TIMEOUT_MS) };
+      return { started, t0, server: ids.get(member.name)!, settle: () => waitLbActive(a, t.lbId, CHANGE_TIMEOUT_MS) };
     },
   };
 }
 
-function reloadDriver(t: HandTarget): ChangeDriver {
+function reloadDriver(t: Hand): ChangeDriver {
   return {
     target: t,
     method: 'edit hand.cfg, master CLI reload',
@@ -609,8 +432,8 @@ function reloadDriver(t: HandTarget): ChangeDriver {
       else if (kind === 'remove') t.servers = t.servers.filter((s) => s !== server);
       else if (kind === 'weight') server.weight = CHANGE_WEIGHT;
       else server.enabled = kind === 'enable';
-      writeFileSync(join(t.dir, 'hand.cfg'), t.config());
-      const reloaded = t.process.reload();
+      t.haproxy.writeConfig(t.config());
+      const reloaded = t.haproxy.process.reload();
       // Awaited through settle(); until then a failure must not count as unhandled.
       reloaded.catch(() => undefined);
       return { started, t0: started, server: member.name, settle: () => reloaded };
@@ -748,21 +571,16 @@ async function changePhase(d: ChangeDriver, plan: readonly Change[], p: Params, 
 
 // --- report ----------------------------------------------------------------------------------
 
-interface Report {
+interface Report extends LabReport {
   params: Params;
-  load_average: { before: number; after: number };
-  backends: { kind: 'nginx' | 'node'; note: string };
-  haproxy: { version: string; nbthread: number; maxconn: number };
   configs: { amphora: string; hand_written: string };
-  throughput: { rows: ThroughputRow[]; ratios: ThroughputRatio[] };
+  throughput: { rows: Array<ThroughputRow<LoadCase, LoadRun>>; ratios: Array<ThroughputRatio<LoadCase>> };
   member_changes: { amphora: ChangePhase; hand_written: ChangePhase; visible_speedup: number };
 }
 
 function table(r: Report): string {
-  const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
   const out: string[] = [];
-  const line = (cells: Array<string | number>, widths: number[]) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('');
-  out.push(`HAProxy ${r.haproxy.version}, nbthread ${r.haproxy.nbthread}, maxconn ${r.haproxy.maxconn} in both; backends: ${r.backends.note}`);
+  out.push(labHeadline(r));
   out.push('');
   out.push(`(a) Throughput, wrk -t1 --latency, ${r.params.seconds} s, median of ${r.params.reps} interleaved repetitions`);
   const w = [8, 14, 11, 9, 9, 13, 8];
@@ -801,7 +619,7 @@ function table(r: Report): string {
   for (const reason of [...new Set((a.agent_reloads?.reasons ?? []).map((x) => x.replace(uuid, '<id>')))].slice(0, 3)) out.push(`  agent: ${reason.slice(0, 160)}`);
   out.push(`hand-written median ÷ amphora median: ${num(r.member_changes.visible_speedup, 2)}x (above 1: the amphora shows a change sooner)`);
   out.push('');
-  out.push(`Load average (1 min): ${r.load_average.before.toFixed(2)} before, ${r.load_average.after.toFixed(2)} after; the machine is shared, compare within one run.`);
+  out.push(labLoadLine(r));
   return out.join('\n');
 }
 
@@ -822,139 +640,51 @@ on the same binary and backends, measured in the same run.
 `;
 
 function parseParams(): { p: Params; json: boolean } | null {
-  const { values } = parseArgs({
-    options: {
-      json: { type: 'boolean', default: false },
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '10,100' },
-      reps: { type: 'string', default: '3' },
-      changes: { type: 'string', default: '20' },
-      'change-connections': { type: 'string', default: '50' },
-      help: { type: 'boolean', default: false },
-    },
+  const values = benchArgs({
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10,100' },
+    reps: { type: 'string', default: '3' },
+    changes: { type: 'string', default: '20' },
+    'change-connections': { type: 'string', default: '50' },
   });
-  if (values.help) return null;
-  const positive = (name: string, v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-    return n;
-  };
+  if (!values) return null;
   const p: Params = {
-    seconds: positive('seconds', values.seconds),
-    connections: values.connections.split(',').map((c) => positive('connections', c.trim())),
-    reps: positive('reps', values.reps),
-    changes: positive('changes', values.changes),
-    changeConnections: positive('change-connections', values['change-connections']),
+    seconds: positiveInt('seconds', values.seconds),
+    connections: positiveInts('connections', values.connections),
+    reps: positiveInt('reps', values.reps),
+    changes: positiveInt('changes', values.changes),
+    changeConnections: positiveInt('change-connections', values['change-connections']),
   };
   return { p, json: values.json };
 }
 
-async function main(): Promise<void> {
-  const parsed = parseParams();
-  if (!parsed) {
-    process.stdout.write(HELP);
-    return;
-  }
-  const { p, json } = parsed;
-  const loadBefore = loadavg()[0]!;
-  const work = tempDir('bench-dataplane');
-  const haproxyLines: string[] = [];
-  let farm: BackendFarm | undefined;
-  let ostia: OstiaProcess | undefined;
-  let hand: HandTarget | undefined;
-  let amphoraRoot: string | undefined;
-  let cleaned: Promise<void> | undefined;
-  const cleanup = () =>
-    (cleaned ??= (async () => {
-      killAllWrk();
-      await hand?.process.stop().catch((e: Error) => progress(`hand-written HAProxy stop: ${e.message}`));
-      // Amphorae outlive their controller by design: stop the controller first, so that it does not fail over the
-      // amphora killed next, then kill whatever runs under the amphorae directory.
-      if (amphoraRoot) killAll(processesUnder(amphoraRoot));
-      await ostia?.stop();
-      if (amphoraRoot) {
-        const root = amphoraRoot;
-        killAll(processesUnder(root));
-        await eventually(() => processesUnder(root).length === 0, 'no process left under the amphorae directory', 5_000, 100).catch((e: Error) => progress(e.message));
-      }
-      await farm?.stop();
-      work.remove();
-    })());
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    progress(`${signal}: cleaning up`);
-    void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  // The last resort when neither `finally` nor a signal handler ran: amphorae and the hand-written HAProxy run in
-  // sessions of their own and would outlive the bench.
-  process.once('exit', () => {
-    for (const dir of [amphoraRoot, join(work.path, 'hand')]) if (dir) killAll(processesUnder(dir));
-  });
-  try {
-    const script = writeWrkScript(work.path);
-    const extras = Math.ceil(p.changes / CYCLE.length);
-    const memberPrefix = `127.32.${1 + Math.floor(Math.random() * 254)}`;
-    const backendDir = join(work.path, 'backends');
-    mkdirSync(backendDir);
-    farm = await startBackendFarm(backendDir, memberPrefix, randomPort(), extras);
-    const backendsNote =
-      farm.kind === 'nginx'
-        ? `2 × nginx (worker_processes 1) on ${farm.primaries.map((e) => `${e.address}:${e.port}`).join(', ')}`
-        : `2 × Node (src/amphora/testing.ts startBackend, one process each) because nginx is not installed — slower than nginx, so the backends may be the bottleneck; install it with apt-get install -y nginx wrk`;
-    progress(`backends: ${backendsNote}`);
-
-    const configFile = await writeAmphoraConfig(work.path);
-    progress('starting ostia up (amphora provider)');
-    ostia = await startOstia({ extraArgs: ['--config', configFile] });
-    amphoraRoot = join(ostia.dataDir, 'amphorae');
-    const a = api(ostia, await ostia.token('ostia-demo'));
+runBench(HELP, parseParams, ({ p, json }) =>
+  inLab({ name: 'bench-dataplane', extras: Math.ceil(p.changes / CYCLE.length) }, async (lab) => {
+    const script = writeWrkScript(lab.work);
     const listenerPort = randomPort();
-    const amp = await buildAmphora(ostia, a, farm, listenerPort);
+    const amp = await buildAmphora(lab, listenerPort);
     await waitServing(amp);
-    const info = await amp.runtime.showInfo();
-    const nbthread = Number(info.Nbthread);
-    const maxconn = Number(info.Maxconn);
-    progress(`amphora ${amp.dir}: HAProxy ${info.Version}, nbthread ${nbthread}, maxconn ${maxconn}`);
+    const haproxy = await haproxySettings(amp);
+    progress(`amphora ${amp.dir}: HAProxy ${haproxy.version}, nbthread ${haproxy.nbthread}, maxconn ${haproxy.maxconn}`);
 
-    progress('starting the hand-written HAProxy');
-    hand = await startHand(join(work.path, 'hand'), farm, listenerPort, maxconn, nbthread, haproxyLines);
+    const hand = await startHand(lab, listenerPort, haproxy);
     await waitServing(hand);
     const handConfigText = hand.config();
-    const handInfo = await hand.runtime.showInfo();
-    if (handInfo.Nbthread !== info.Nbthread || handInfo.Maxconn !== info.Maxconn || handInfo.Version !== info.Version)
-      throw new Error(`the hand-written HAProxy runs nbthread ${handInfo.Nbthread}, maxconn ${handInfo.Maxconn}, ${handInfo.Version}; the amphora's ${info.Nbthread}, ${info.Maxconn}, ${info.Version}`);
+    await assertSameHaproxy(hand, haproxy);
 
     const tp = await throughput(amp, hand, p, script);
 
-    const plan = changePlan(p.changes, farm.extras);
-    const ampChanges = await changePhase(amphoraDriver(amp, a, await ostia.subnetId('private-subnet'), work.path), plan, p, script);
+    const plan = changePlan(p.changes, lab.farm.extras);
+    const ampChanges = await changePhase(amphoraDriver(amp, lab.api, await lab.ostia.subnetId('private-subnet'), lab.work), plan, p, script);
     const handChanges = await changePhase(reloadDriver(hand), plan, p, script);
 
     const report: Report = {
       params: p,
-      load_average: { before: loadBefore, after: loadavg()[0]! },
-      backends: { kind: farm.kind, note: backendsNote },
-      haproxy: { version: info.Version!, nbthread, maxconn },
+      ...lab.report(haproxy),
       configs: { amphora: amp.config, hand_written: handConfigText },
       throughput: tp,
       member_changes: { amphora: ampChanges, hand_written: handChanges, visible_speedup: handChanges.median_visible_ms / ampChanges.median_visible_ms },
     };
     process.stdout.write(json ? JSON.stringify(report) + '\n' : table(report) + '\n');
-  } catch (e) {
-    // After SIGINT, failures are the interruption's (wrk killed), not HAProxy's.
-    if (!interrupted && haproxyLines.length) progress(`hand-written HAProxy said:\n${haproxyLines.slice(-10).join('\n')}`);
-    throw e;
-  } finally {
-    await cleanup();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+  }),
+);

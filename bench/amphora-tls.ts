@@ -47,33 +47,33 @@
  * wrk, s_time, backends, HAProxy, ostia and the amphora's processes — is killed in `finally` and on SIGINT.
  */
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
-import { HaproxyRuntime } from '../src/amphora/haproxy/runtime.js';
-import { eventually, randomPort, tempDir } from '../src/amphora/testing.js';
-import type { TraceEntry } from '../src/controller/trace.js';
+import { eventually, randomPort } from '../src/amphora/testing.js';
 import { createTestPki, type IssuedCert, type KeyKind, type TestPki } from '../src/keymanager/testing.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
-import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
-import { writeAmphoraConfig } from '../test/support/amphora-config.js';
-import { startBackendFarm, type BackendFarm } from './support/backends.js';
-import { startHandHaproxy, type HandHaproxy } from './support/hand-haproxy.js';
-import { killAllSTime, runSTime } from './support/s-time.js';
-import { ApiClient } from './support/lifecycle-api.js';
-import { cpuSeconds, haproxyPidsUnder } from './support/processes.js';
-import { median, percentile } from './support/stats.js';
-import { killAllWrk, startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
+import { benchArgs, oneOf, positiveInt, positiveInts } from './support/args.js';
+import type { BackendFarm } from './support/backends.js';
+import { handGlobal } from './support/hand-haproxy.js';
+import { interleavedThroughput, type LoadRun, type ThroughputRatio, type ThroughputRow } from './support/interleave.js';
+import { inLab, labHeadline, labLoadLine, runBench, type Lab, type LabReport } from './support/lab.js';
+import { readTrace, type ApiClient, type LoadBalancerView } from './support/lifecycle-api.js';
+import { pollUntil, sleep } from './support/poll.js';
+import { cpuMeter } from './support/processes.js';
+import { progress } from './support/progress.js';
+import { runSTime } from './support/s-time.js';
+import { median, medianOrNull, percentile } from './support/stats.js';
+import { line, num } from './support/table.js';
+import { API_POLL_MS, agentReloadReasons, assertSameHaproxy, findAmphora, haproxySettings, waitLbActive, type AmphoraTarget, type HandTarget, type HaproxySettings, type HaproxyTarget } from './support/targets.js';
+import { startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
 
 const SERVER_NAME = 'bench.example.com';
 /** Leaves the renewals cycle through: the listener starts on the first. */
 const LEAVES = 3;
 const ACTIVE_TIMEOUT_MS = 120_000;
 const RENEWAL_TIMEOUT_MS = 30_000;
-const API_POLL_MS = 20;
 /** Between two looks at the served certificate: each is a TLS handshake with the VIP. */
 const SERVED_POLL_MS = 10;
 const PROBE_TIMEOUT_MS = 2_000;
@@ -83,13 +83,10 @@ const RENEWAL_GAP_MS = 300;
 const RENEWAL_LEAD_S = 1;
 /** The load's bound in the renewal phase (it is stopped as soon as the renewals are done): this per renewal, plus the lead. */
 const RENEWAL_BUDGET_S = 8;
-const WARMUP_S = 2;
 /** Node clients verifying every handshake during the renewals, and their bound in requests. */
 const VERIFYING_CLIENTS = 2;
 const VERIFYING_MAX_REQUESTS = 500_000;
 const VERIFYING_RETRY_MS = 10;
-/** What the agent logs (src/amphora/agent/apply.ts) when a change falls back to a reload. */
-const AGENT_RELOAD_FALLBACK = 'runtime update incomplete, reloading instead:';
 /** bind keywords that carry the TLS settings of a listener (src/amphora/haproxy/render.ts tlsProtocolOptions). */
 const TLS_BIND_KEYWORDS = ['ssl-min-ver', 'ssl-max-ver', 'ciphers', 'ciphersuites', 'alpn'] as const;
 
@@ -111,9 +108,6 @@ interface Params {
   key: (typeof KEYS)[number];
   store: Store;
 }
-
-const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // --- certificates and the key manager -----------------------------------------------------------
 
@@ -150,56 +144,30 @@ async function storeLeaf(km: ApiClient, pki: TestPki, cert: IssuedCert, store: S
 
 // --- the amphora ----------------------------------------------------------------------------
 
-interface LbView {
-  id: string;
-  provisioning_status: string;
-  vip_address: string;
-}
-
 interface ListenerView {
   id: string;
   provisioning_status: string;
   status_reason?: string | null;
 }
 
-async function waitLbActive(a: ApiClient, id: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let i = 0; i < timeoutMs / API_POLL_MS + 1; i++) {
-    const { provisioning_status: status } = (await a.json<{ loadbalancer: LbView }>('GET', `/v2/lbaas/loadbalancers/${id}`)).loadbalancer;
-    if (status === 'ACTIVE') return;
-    if (status === 'ERROR') throw new Error(`load balancer ${id} went to ERROR`);
-    if (Date.now() > deadline) break;
-    await sleep(API_POLL_MS);
-  }
-  throw new Error(`load balancer ${id} not ACTIVE after ${timeoutMs} ms`);
-}
-
 /** Resolves with performance.now() when the listener is ACTIVE; a listener in ERROR is a failed renewal. */
 async function waitListenerActive(a: ApiClient, id: string, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (let i = 0; i < timeoutMs / API_POLL_MS + 1; i++) {
-    const listener = (await a.json<{ listener: ListenerView }>('GET', `/v2/lbaas/listeners/${id}`)).listener;
-    if (listener.provisioning_status === 'ACTIVE') return performance.now();
-    if (listener.provisioning_status === 'ERROR') throw new Error(`listener ${id} went to ERROR: ${listener.status_reason ?? '(no status_reason)'}`);
-    if (Date.now() > deadline) break;
-    await sleep(API_POLL_MS);
-  }
-  throw new Error(`listener ${id} not ACTIVE within ${timeoutMs} ms`);
+  const at = await pollUntil(
+    async () => {
+      const listener = (await a.json<{ listener: ListenerView }>('GET', `/v2/lbaas/listeners/${id}`)).listener;
+      if (listener.provisioning_status === 'ERROR') throw new Error(`listener ${id} went to ERROR: ${listener.status_reason ?? '(no status_reason)'}`);
+      return listener.provisioning_status === 'ACTIVE';
+    },
+    API_POLL_MS,
+    timeoutMs,
+  );
+  if (at === null) throw new Error(`listener ${id} not ACTIVE within ${timeoutMs} ms`);
+  return at;
 }
 
-interface Target {
-  readonly label: string;
-  readonly address: string;
-  readonly port: number;
-  readonly runtime: HaproxyRuntime;
-  haproxyPids(): number[];
-}
-
-interface Amphora extends Target {
+interface Amphora extends AmphoraTarget {
   readonly lbId: string;
   readonly listenerId: string;
-  readonly dir: string;
-  readonly config: string;
   /** The listener's `bind` line as the amphora renders it. */
   readonly bind: string;
 }
@@ -208,9 +176,9 @@ interface Amphora extends Target {
  * A load balancer, then (its VIP known, so the leaves can name it) the leaves in the key manager,
  * a pool of the two backends and the TERMINATED_HTTPS listener on it, each step waited for.
  */
-async function buildAmphora(ostia: OstiaProcess, a: ApiClient, farm: BackendFarm, port: number, issue: (vip: string) => Promise<Leaf[]>): Promise<{ amphora: Amphora; leaves: Leaf[] }> {
+async function buildAmphora({ ostia, api: a, farm }: Lab, port: number, issue: (vip: string) => Promise<Leaf[]>): Promise<{ amphora: Amphora; leaves: Leaf[] }> {
   const [vipSubnet, memberSubnet] = await Promise.all([ostia.subnetId('public-subnet'), ostia.subnetId('private-subnet')]);
-  const lb = (await a.json<{ loadbalancer: LbView }>('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { name: 'bench-tls', vip_subnet_id: vipSubnet, provider: 'amphora' } })).loadbalancer;
+  const lb = (await a.json<{ loadbalancer: LoadBalancerView }>('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { name: 'bench-tls', vip_subnet_id: vipSubnet, provider: 'amphora' } })).loadbalancer;
   progress(`load balancer ${lb.id} created, VIP ${lb.vip_address}; waiting for ACTIVE`);
   await waitLbActive(a, lb.id, ACTIVE_TIMEOUT_MS);
   const leaves = await issue(lb.vip_address);
@@ -228,30 +196,10 @@ async function buildAmphora(ostia: OstiaProcess, a: ApiClient, farm: BackendFarm
   progress(`TERMINATED_HTTPS listener ${listener.id} on ${lb.vip_address}:${port}; waiting for ACTIVE`);
   await waitListenerActive(a, listener.id, ACTIVE_TIMEOUT_MS);
   await waitLbActive(a, lb.id, ACTIVE_TIMEOUT_MS);
-  const root = join(ostia.dataDir, 'amphorae');
-  const dirs = readdirSync(root)
-    .map((d) => join(root, d))
-    .filter((d) => existsSync(join(d, 'haproxy.cfg')) && readFileSync(join(d, 'haproxy.cfg'), 'utf8').includes(lb.id));
-  if (dirs.length !== 1) throw new Error(`expected one amphora directory serving ${lb.id} under ${root}, found ${dirs.length}`);
-  const dir = dirs[0]!;
-  const config = readFileSync(join(dir, 'haproxy.cfg'), 'utf8');
-  const bind = config.split('\n').map((l) => l.trim()).find((l) => l.startsWith(`bind ${lb.vip_address}:${port} `));
-  if (!bind) throw new Error(`no bind on ${lb.vip_address}:${port} in ${join(dir, 'haproxy.cfg')}`);
-  return {
-    leaves,
-    amphora: {
-      label: 'amphora',
-      address: lb.vip_address,
-      port,
-      runtime: new HaproxyRuntime(join(dir, 'haproxy.sock')),
-      haproxyPids: () => haproxyPidsUnder(dir),
-      lbId: lb.id,
-      listenerId: listener.id,
-      dir,
-      config,
-      bind,
-    },
-  };
+  const amphora = findAmphora(ostia.dataDir, lb.id, lb.vip_address, port);
+  const bind = amphora.config.split('\n').map((l) => l.trim()).find((l) => l.startsWith(`bind ${lb.vip_address}:${port} `));
+  if (!bind) throw new Error(`no bind on ${lb.vip_address}:${port} in ${join(amphora.dir, 'haproxy.cfg')}`);
+  return { leaves, amphora: { ...amphora, lbId: lb.id, listenerId: listener.id, bind } };
 }
 
 interface CopiedTls {
@@ -286,8 +234,7 @@ function configLine(config: string, keyword: string): string | null {
 
 // --- the hand-written HAProxy -------------------------------------------------------------------
 
-interface Hand extends Target {
-  readonly haproxy: HandHaproxy;
+interface Hand extends HandTarget {
   /** The PEM file its bind names, rewritten by each renewal. */
   readonly pemFile: string;
   readonly config: string;
@@ -297,15 +244,10 @@ interface Hand extends Target {
  * What an expert writes by hand for HTTPS termination over a roundrobin pool: the amphora's global
  * limits and stats socket, its TLS keywords and timeouts, and nothing else.
  */
-function handConfig(files: HaproxyFiles, address: string, port: number, pemFile: string, tls: CopiedTls, amphora: Amphora, maxconn: number, nbthread: number, farm: BackendFarm): string {
+function handConfig(files: HaproxyFiles, limits: HaproxySettings, address: string, port: number, pemFile: string, tls: CopiedTls, amphora: Amphora, farm: BackendFarm): string {
   const timeout = (name: string, fallback: string) => `    ${configLine(amphora.config, `timeout ${name}`) ?? `timeout ${name} ${fallback}`}`;
   return [
-    'global',
-    `    maxconn ${maxconn}`,
-    `    nbthread ${nbthread}`,
-    `    stats socket ${files.statsSocket} mode 600 level admin expose-fd listeners`,
-    `    pidfile ${files.pidFile}`,
-    '    hard-stop-after 60s',
+    ...handGlobal(files, limits),
     '',
     'defaults',
     '    mode http',
@@ -329,17 +271,17 @@ function writeAtomically(file: string, text: string): void {
   renameSync(`${file}.new`, file);
 }
 
-async function startHand(dir: string, address: string, port: number, leaf: Leaf, tls: CopiedTls, amphora: Amphora, maxconn: number, nbthread: number, farm: BackendFarm, lines: string[]): Promise<Hand> {
-  mkdirSync(dir, { recursive: true });
-  const pemFile = join(dir, 'bench.pem');
+async function startHand(lab: Lab, limits: HaproxySettings, address: string, port: number, leaf: Leaf, tls: CopiedTls, amphora: Amphora): Promise<Hand> {
+  mkdirSync(lab.handDir, { recursive: true });
+  const pemFile = join(lab.handDir, 'bench.pem');
   writeAtomically(pemFile, leaf.pem);
   let config = '';
-  const haproxy = await startHandHaproxy(dir, (files) => (config = handConfig(files, address, port, pemFile, tls, amphora, maxconn, nbthread, farm)), lines);
-  return { label: 'hand-written', address, port, runtime: haproxy.runtime, haproxyPids: () => haproxy.pids(), haproxy, pemFile, config };
+  const hand = await lab.startHand(address, port, (files) => (config = handConfig(files, limits, address, port, pemFile, tls, amphora, lab.farm)));
+  return { ...hand, pemFile, config };
 }
 
 /** Both targets answer 200 over HTTPS with the expected certificate. */
-async function waitServing(t: Target, fingerprint: string, ca: string): Promise<void> {
+async function waitServing(t: HaproxyTarget, fingerprint: string, ca: string): Promise<void> {
   await eventually(
     async () => (await servedFingerprint(t.address, t.port, SERVER_NAME, AbortSignal.timeout(PROBE_TIMEOUT_MS)).catch(() => null)) === fingerprint && (await verifiedGet(t.address, t.port, ca)).ok,
     `${t.label}: HTTPS with the first certificate on ${t.address}:${t.port}`,
@@ -399,9 +341,7 @@ function startVerifyingClients(address: string, port: number, ca: string, boundM
 
 // --- (a) throughput ----------------------------------------------------------------------------
 
-interface Run extends WrkResult {
-  /** HAProxy (master + workers) CPU time per request, µs; null if a process went away. */
-  cpu_us_per_request: number | null;
+interface Run extends LoadRun {
   /** HAProxy's share of resumed TLS handshakes (SslFrontendSessionReuse_pct), mid-run; null when unread. */
   resumed_pct: number | null;
   /** TLS connections HAProxy accepted during the run (CumSslConns), per request. */
@@ -421,10 +361,10 @@ function writeScripts(dir: string): Scripts {
   return { keepalive, close };
 }
 
-const url = (t: Target) => `https://${t.address}:${t.port}/`;
+const url = (t: HaproxyTarget) => `https://${t.address}:${t.port}/`;
 
 /** wrk, or for full handshakes `openssl s_time -new` with `connections` processes, which gives no latency. */
-function startLoad(t: Target, mode: Mode, connections: number, seconds: number, scripts: Scripts): Promise<WrkResult> {
+function startLoad(t: HaproxyTarget, mode: Mode, connections: number, seconds: number, scripts: Scripts): Promise<WrkResult> {
   if (mode !== 'full') return startWrk(url(t), connections, seconds, scripts[mode]).result;
   return runSTime(t.address, t.port, connections, seconds).then((r) => ({
     connections,
@@ -438,108 +378,53 @@ function startLoad(t: Target, mode: Mode, connections: number, seconds: number, 
   }));
 }
 
-async function loadRun(t: Target, mode: Mode, connections: number, seconds: number, scripts: Scripts): Promise<Run> {
+async function loadRun(t: HaproxyTarget, mode: Mode, connections: number, seconds: number, scripts: Scripts): Promise<Run> {
   const pids = t.haproxyPids();
   const info = () => t.runtime.showInfo().catch(() => null);
   const infoBefore = await info();
-  const before = cpuSeconds(pids);
+  const cpuPerRequest = cpuMeter(pids);
   const load = startLoad(t, mode, connections, seconds, scripts);
   load.catch(() => undefined);
   await sleep((seconds * 1000) / 2);
   const mid = await info();
   const result = await load;
-  const after = cpuSeconds(pids);
+  const cpu = cpuPerRequest(result.requests);
   const infoAfter = await info();
   const count = (x: Record<string, string> | null, k: string) => (x && x[k] !== undefined ? Number(x[k]) : null);
   const [conns0, conns1] = [count(infoBefore, 'CumSslConns'), count(infoAfter, 'CumSslConns')];
   return {
     ...result,
-    cpu_us_per_request: before === null || after === null || !result.requests ? null : ((after - before) * 1e6) / result.requests,
+    cpu_us_per_request: cpu,
     resumed_pct: count(mid, 'SslFrontendSessionReuse_pct'),
     tls_conns_per_request: conns0 === null || conns1 === null || !result.requests ? null : (conns1 - conns0) / result.requests,
   };
 }
 
-interface ThroughputRow {
+interface Case {
   mode: Mode;
   connections: number;
-  target: string;
-  runs: Run[];
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  cpu_us_per_request: number | null;
+}
+
+/** The medians of what only this bench reads, in each row. */
+interface TlsMedians {
   resumed_pct: number | null;
   tls_conns_per_request: number | null;
-  failed: number;
 }
 
-interface ThroughputRatio {
-  mode: Mode;
-  connections: number;
-  /** Median over repetitions of amphora req/s ÷ hand-written req/s in the same repetition. */
-  rps: number;
-  p99: number;
-  cpu_per_request: number | null;
-}
+type Throughput = { rows: Array<ThroughputRow<Case, Run, TlsMedians>>; ratios: Array<ThroughputRatio<Case>> };
 
-async function throughput(amphora: Target, hand: Target, p: Params, scripts: Scripts): Promise<{ rows: ThroughputRow[]; ratios: ThroughputRatio[] }> {
-  const targets = [amphora, hand];
+function throughput(amphora: HaproxyTarget, hand: HaproxyTarget, p: Params, scripts: Scripts): Promise<Throughput> {
   const concurrency = (mode: Mode) => (mode === 'full' ? [p.fullClients] : p.connections);
-  for (const mode of p.modes)
-    for (const t of targets) {
-      progress(`warm-up: ${t.label}, ${MODE_LABEL[mode]}, ${WARMUP_S} s`);
-      await loadRun(t, mode, Math.max(...concurrency(mode)), WARMUP_S, scripts);
-    }
-  const runs = new Map<string, Run[]>();
-  const key = (t: Target, mode: Mode, c: number) => `${t.label}/${mode}/${c}`;
-  for (let rep = 0; rep < p.reps; rep++) {
-    for (const mode of p.modes) {
-      for (const c of concurrency(mode)) {
-        // Alternating the order cancels a drift of the machine's load within a repetition.
-        const order = rep % 2 === 0 ? targets : [...targets].reverse();
-        for (const t of order) {
-          progress(`repetition ${rep + 1}/${p.reps}: ${t.label}, ${MODE_LABEL[mode]}, c=${c}, ${p.seconds} s`);
-          const run = await loadRun(t, mode, c, p.seconds, scripts);
-          progress(`  ${run.rps.toFixed(0)} req/s, ${run.failed} failed`);
-          runs.set(key(t, mode, c), [...(runs.get(key(t, mode, c)) ?? []), run]);
-        }
-      }
-    }
-  }
-  const rows: ThroughputRow[] = [];
-  const ratios: ThroughputRatio[] = [];
-  const medianOf = (xs: Array<number | null>) => (xs.every((x) => x !== null) ? median(xs as number[]) : null);
-  for (const mode of p.modes) {
-    for (const c of concurrency(mode)) {
-      for (const t of targets) {
-        const rs = runs.get(key(t, mode, c))!;
-        rows.push({
-          mode,
-          connections: c,
-          target: t.label,
-          runs: rs,
-          rps: median(rs.map((r) => r.rps)),
-          p50_ms: median(rs.map((r) => r.p50_ms)),
-          p99_ms: median(rs.map((r) => r.p99_ms)),
-          cpu_us_per_request: medianOf(rs.map((r) => r.cpu_us_per_request)),
-          resumed_pct: medianOf(rs.map((r) => r.resumed_pct)),
-          tls_conns_per_request: medianOf(rs.map((r) => r.tls_conns_per_request)),
-          failed: rs.reduce((s, r) => s + r.failed, 0),
-        });
-      }
-      const [ampRuns, handRuns] = [runs.get(key(amphora, mode, c))!, runs.get(key(hand, mode, c))!];
-      const perRep = (f: (a: Run, h: Run) => number | null) => medianOf(ampRuns.map((a, i) => f(a, handRuns[i]!)));
-      ratios.push({
-        mode,
-        connections: c,
-        rps: perRep((a, h) => a.rps / h.rps)!,
-        p99: perRep((a, h) => a.p99_ms / h.p99_ms)!,
-        cpu_per_request: perRep((a, h) => (a.cpu_us_per_request === null || h.cpu_us_per_request === null ? null : a.cpu_us_per_request / h.cpu_us_per_request)),
-      });
-    }
-  }
-  return { rows, ratios };
+  return interleavedThroughput({
+    targets: [amphora, hand],
+    cases: p.modes.flatMap((mode) => concurrency(mode).map((connections) => ({ mode, connections }))),
+    warmups: p.modes.map((mode) => ({ mode, connections: Math.max(...concurrency(mode)) })),
+    reps: p.reps,
+    seconds: p.seconds,
+    describe: (c) => MODE_LABEL[c.mode],
+    run: (t, c, seconds) => loadRun(t, c.mode, c.connections, seconds, scripts),
+    extra: (rs): TlsMedians => ({ resumed_pct: medianOrNull(rs.map((r) => r.resumed_pct)), tls_conns_per_request: medianOrNull(rs.map((r) => r.tls_conns_per_request)) }),
+  });
 }
 
 // --- (b) renewals under load -------------------------------------------------------------------
@@ -559,7 +444,7 @@ interface RenewalTiming {
 }
 
 interface RenewalDriver {
-  readonly target: Target;
+  readonly target: HaproxyTarget;
   readonly method: string;
   /** What `settled_ms` waits for, for the progress lines. */
   readonly settledAs: string;
@@ -572,16 +457,14 @@ interface RenewalDriver {
 }
 
 /** Resolves with performance.now() when a handshake at the target gets `fingerprint`. */
-async function waitServed(t: Target, fingerprint: string, timeoutMs: number): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  for (let i = 0; i < timeoutMs / SERVED_POLL_MS + 1; i++) {
-    const seen = await servedFingerprint(t.address, t.port, SERVER_NAME, AbortSignal.timeout(PROBE_TIMEOUT_MS)).catch(() => null);
-    const now = performance.now();
-    if (seen === fingerprint) return now;
-    if (now > deadline) break;
-    await sleep(SERVED_POLL_MS);
-  }
-  throw new Error(`${t.label}: the certificate ${fingerprint.slice(0, 23)}… not served within ${timeoutMs} ms`);
+async function waitServed(t: HaproxyTarget, fingerprint: string, timeoutMs: number): Promise<number> {
+  const at = await pollUntil(
+    async () => (await servedFingerprint(t.address, t.port, SERVER_NAME, AbortSignal.timeout(PROBE_TIMEOUT_MS)).catch(() => null)) === fingerprint,
+    SERVED_POLL_MS,
+    timeoutMs,
+  );
+  if (at === null) throw new Error(`${t.label}: the certificate ${fingerprint.slice(0, 23)}… not served within ${timeoutMs} ms`);
+  return at;
 }
 
 function amphoraDriver(t: Amphora, a: ApiClient): RenewalDriver {
@@ -606,7 +489,7 @@ function amphoraDriver(t: Amphora, a: ApiClient): RenewalDriver {
       return { call_ms: called - started, served_ms: servedAt - started, settled_ms: activeAt - started };
     },
     async controllerSteps() {
-      const { trace } = await a.json<{ trace: TraceEntry[] }>('GET', `/v2/lbaas/loadbalancers/${t.lbId}/trace`);
+      const trace = await readTrace(a, t.lbId);
       const jobs = [...new Set(trace.filter((e) => e.operation === 'listener.update').map((e) => e.job_id))];
       if (jobs.length !== calls.length) return calls.map(() => null);
       return jobs.map((job) => {
@@ -615,15 +498,7 @@ function amphoraDriver(t: Amphora, a: ApiClient): RenewalDriver {
         return push === null || verify === null ? null : { push_config_ms: push, verify_certificates_ms: verify };
       });
     },
-    agentReloads(since) {
-      const reasons: string[] = [];
-      for (const line of readFileSync(join(t.dir, 'agent.log'), 'utf8').split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const entry = JSON.parse(line) as { time?: number; msg?: string };
-        if ((entry.time ?? 0) >= since && entry.msg?.startsWith(AGENT_RELOAD_FALLBACK)) reasons.push(entry.msg.slice(AGENT_RELOAD_FALLBACK.length).trim());
-      }
-      return reasons;
-    },
+    agentReloads: (since) => agentReloadReasons(t, since),
   };
 }
 
@@ -715,23 +590,18 @@ async function renewalPhase(d: RenewalDriver, plan: readonly Leaf[], p: Params, 
 
 // --- report ----------------------------------------------------------------------------------
 
-interface Report {
+interface Report extends LabReport {
   params: Params;
   command: string;
-  load_average: { before: number; after: number };
-  backends: { kind: 'nginx' | 'node'; note: string };
-  haproxy: { version: string; nbthread: number; maxconn: number };
   certificate: { key: string; store: Store; served_chain: string; amphora_file_same_chain: boolean; tls_options: string[] };
   configs: { amphora: string; amphora_bind: string; hand_written: string };
-  throughput: { rows: ThroughputRow[]; ratios: ThroughputRatio[] };
+  throughput: Throughput;
   renewals: { amphora: RenewalPhase; hand_written: RenewalPhase };
 }
 
 function table(r: Report): string {
-  const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
   const out: string[] = [];
-  const line = (cells: Array<string | number>, widths: number[]) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('');
-  out.push(`HAProxy ${r.haproxy.version}, nbthread ${r.haproxy.nbthread}, maxconn ${r.haproxy.maxconn} in both; backends: ${r.backends.note}`);
+  out.push(labHeadline(r));
   out.push(`Certificate: ${r.certificate.served_chain}, ${r.certificate.key}, stored as ${r.certificate.store === 'pkcs12' ? 'a PKCS#12 secret' : 'a certificate container'}; amphora's PEM file holds the same chain: ${r.certificate.amphora_file_same_chain ? 'yes' : 'NO'}`);
   out.push(`TLS (copied from the amphora's bind): ${r.certificate.tls_options.join(' ')}`);
   out.push('');
@@ -775,7 +645,7 @@ function table(r: Report): string {
   }
   for (const reason of [...new Set(a.agent_reload_reasons ?? [])].slice(0, 3)) out.push(`  amphora agent reloaded: ${reason.slice(0, 160)}`);
   out.push('');
-  out.push(`Load average (1 min): ${r.load_average.before.toFixed(2)} before, ${r.load_average.after.toFixed(2)} after; the machine is shared, compare within one run.`);
+  out.push(labLoadLine(r));
   out.push(`Repeat: ${r.command}`);
   return out.join('\n');
 }
@@ -803,39 +673,26 @@ backends, measured in the same run.
 `;
 
 function parseParams(): { p: Params; json: boolean } | null {
-  const { values } = parseArgs({
-    options: {
-      json: { type: 'boolean', default: false },
-      seconds: { type: 'string', default: '6' },
-      connections: { type: 'string', default: '50' },
-      modes: { type: 'string', default: MODES.join(',') },
-      'full-clients': { type: 'string', default: '4' },
-      reps: { type: 'string', default: '5' },
-      renewals: { type: 'string', default: '20' },
-      'renew-connections': { type: 'string', default: '10' },
-      key: { type: 'string', default: 'ec-p256' },
-      store: { type: 'string', default: 'pkcs12' },
-      help: { type: 'boolean', default: false },
-    },
+  const values = benchArgs({
+    seconds: { type: 'string', default: '6' },
+    connections: { type: 'string', default: '50' },
+    modes: { type: 'string', default: MODES.join(',') },
+    'full-clients': { type: 'string', default: '4' },
+    reps: { type: 'string', default: '5' },
+    renewals: { type: 'string', default: '20' },
+    'renew-connections': { type: 'string', default: '10' },
+    key: { type: 'string', default: 'ec-p256' },
+    store: { type: 'string', default: 'pkcs12' },
   });
-  if (values.help) return null;
-  const positive = (name: string, v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-    return n;
-  };
-  const oneOf = <T extends string>(name: string, v: string, allowed: readonly T[]): T => {
-    if (!(allowed as readonly string[]).includes(v)) throw new Error(`--${name} must be one of ${allowed.join(', ')}, got '${v}'`);
-    return v as T;
-  };
+  if (!values) return null;
   const p: Params = {
-    seconds: positive('seconds', values.seconds),
-    connections: values.connections.split(',').map((c) => positive('connections', c.trim())),
+    seconds: positiveInt('seconds', values.seconds),
+    connections: positiveInts('connections', values.connections),
     modes: [...new Set(values.modes.split(',').map((m) => oneOf('modes', m.trim(), MODES)))],
-    fullClients: positive('full-clients', values['full-clients']),
-    reps: positive('reps', values.reps),
-    renewals: positive('renewals', values.renewals),
-    renewConnections: positive('renew-connections', values['renew-connections']),
+    fullClients: positiveInt('full-clients', values['full-clients']),
+    reps: positiveInt('reps', values.reps),
+    renewals: positiveInt('renewals', values.renewals),
+    renewConnections: positiveInt('renew-connections', values['renew-connections']),
     key: oneOf('key', values.key, KEYS),
     store: oneOf('store', values.store, STORES),
   };
@@ -850,121 +707,51 @@ function command(p: Params, json: boolean): string {
   return `npm run build && node dist/bench/amphora-tls.js ${args.join(' ')}`;
 }
 
-async function main(): Promise<void> {
-  const parsed = parseParams();
-  if (!parsed) {
-    process.stdout.write(HELP);
-    return;
-  }
-  const { p, json } = parsed;
-  const loadBefore = loadavg()[0]!;
-  const work = tempDir('bench-tls');
-  const handDir = join(work.path, 'hand');
-  const haproxyLines: string[] = [];
-  let pki: TestPki | undefined;
-  let farm: BackendFarm | undefined;
-  let ostia: OstiaProcess | undefined;
-  let hand: Hand | undefined;
-  let amphoraRoot: string | undefined;
-  let cleaned: Promise<void> | undefined;
-  const cleanup = () =>
-    (cleaned ??= (async () => {
-      killAllWrk();
-      killAllSTime();
-      await hand?.haproxy.process.stop().catch((e: Error) => progress(`hand-written HAProxy stop: ${e.message}`));
-      // Amphorae outlive their controller by design: stop the controller first, so that it does not fail over the
-      // amphora killed next, then kill whatever runs under the amphorae directory.
-      if (amphoraRoot) killAll(processesUnder(amphoraRoot));
-      await ostia?.stop();
-      if (amphoraRoot) {
-        const root = amphoraRoot;
-        killAll(processesUnder(root));
-        await eventually(() => processesUnder(root).length === 0, 'no process left under the amphorae directory', 5_000, 100).catch((e: Error) => progress(e.message));
-      }
-      killAll(processesUnder(handDir));
-      await farm?.stop();
-      pki?.remove();
-      work.remove();
-    })());
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    progress(`${signal}: cleaning up`);
-    void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  // The last resort when neither `finally` nor a signal handler ran: amphorae and the hand-written HAProxy run in
-  // sessions of their own and would outlive the bench.
-  process.once('exit', () => {
-    for (const dir of [amphoraRoot, handDir]) if (dir) killAll(processesUnder(dir));
-  });
-  try {
-    const scripts = writeScripts(work.path);
-    const memberPrefix = `127.32.${1 + Math.floor(Math.random() * 254)}`;
-    const backendDir = join(work.path, 'backends');
-    mkdirSync(backendDir);
-    farm = await startBackendFarm(backendDir, memberPrefix, randomPort(), 0);
-    const backendsNote =
-      farm.kind === 'nginx'
-        ? `2 × nginx (worker_processes 1) on ${farm.primaries.map((e) => `${e.address}:${e.port}`).join(', ')}`
-        : `2 × Node (one process each) because nginx is not installed — slower than nginx, so the backends may be the bottleneck; install it with apt-get install -y nginx wrk`;
-    progress(`backends: ${backendsNote}`);
-
-    const configFile = await writeAmphoraConfig(work.path);
-    progress('starting ostia up (amphora provider)');
-    ostia = await startOstia({ extraArgs: ['--config', configFile] });
-    amphoraRoot = join(ostia.dataDir, 'amphorae');
-    const token = await ostia.token('ostia-demo');
-    const a = new ApiClient('ostia', ostia.url, { 'x-auth-token': token }, true);
-    const testPki = (pki = createTestPki());
-    const trust = testPki.root.certPem;
+runBench(HELP, parseParams, ({ p, json }) =>
+  inLab({ name: 'bench-tls', extras: 0 }, async (lab) => {
+    const scripts = writeScripts(lab.work);
+    const pki = createTestPki();
+    lab.onTeardown(() => pki.remove());
+    const trust = pki.root.certPem;
     const issue = async (vip: string): Promise<Leaf[]> => {
       progress(`issuing ${LEAVES} ${p.key} leaves for ${SERVER_NAME} and IP ${vip}, storing them as ${p.store}`);
       return Promise.all(
         Array.from({ length: LEAVES }, async (_, i) => {
-          const cert = testPki.leaf({ cn: SERVER_NAME, dnsNames: [SERVER_NAME], ipAddresses: [vip], key: p.key as KeyKind });
+          const cert = pki.leaf({ cn: SERVER_NAME, dnsNames: [SERVER_NAME], ipAddresses: [vip], key: p.key as KeyKind });
           const label = String.fromCharCode(65 + i);
-          return { label, cert, pem: cert.certPem + testPki.intermediate.certPem + cert.keyPem, fingerprint: fingerprintOf(cert.certPem), ref: await storeLeaf(a, testPki, cert, p.store, `bench-${label}`) };
+          return { label, cert, pem: cert.certPem + pki.intermediate.certPem + cert.keyPem, fingerprint: fingerprintOf(cert.certPem), ref: await storeLeaf(lab.api, pki, cert, p.store, `bench-${label}`) };
         }),
       );
     };
     const listenerPort = randomPort();
-    const { amphora: amp, leaves } = await buildAmphora(ostia, a, farm, listenerPort, issue);
+    const { amphora: amp, leaves } = await buildAmphora(lab, listenerPort, issue);
     await waitServing(amp, leaves[0]!.fingerprint, trust);
-    const info = await amp.runtime.showInfo();
-    const nbthread = Number(info.Nbthread);
-    const maxconn = Number(info.Maxconn);
-    progress(`amphora ${amp.dir}: HAProxy ${info.Version}, nbthread ${nbthread}, maxconn ${maxconn}`);
+    const haproxy = await haproxySettings(amp);
+    progress(`amphora ${amp.dir}: HAProxy ${haproxy.version}, nbthread ${haproxy.nbthread}, maxconn ${haproxy.maxconn}`);
     progress(`amphora: ${amp.bind}`);
 
     const tls = copyTls(amp.bind);
     const amphoraChain = pemCertificates(readFileSync(tls.crt[0]!, 'utf8')).map(fingerprintOf);
-    const sameChain = JSON.stringify(amphoraChain) === JSON.stringify([leaves[0]!.fingerprint, fingerprintOf(testPki.intermediate.certPem)]);
+    const sameChain = JSON.stringify(amphoraChain) === JSON.stringify([leaves[0]!.fingerprint, fingerprintOf(pki.intermediate.certPem)]);
     if (!sameChain) progress(`warning: the amphora's ${tls.crt[0]} holds ${amphoraChain.length} certificates, not the leaf and the intermediate`);
 
-    progress('starting the hand-written HAProxy');
     let handPort = randomPort();
     while (handPort === listenerPort) handPort = randomPort();
-    hand = await startHand(handDir, amp.address, handPort, leaves[0]!, tls, amp, maxconn, nbthread, farm, haproxyLines);
+    const hand = await startHand(lab, haproxy, amp.address, handPort, leaves[0]!, tls, amp);
     await waitServing(hand, leaves[0]!.fingerprint, trust);
-    const handInfo = await hand.runtime.showInfo();
-    if (handInfo.Nbthread !== info.Nbthread || handInfo.Maxconn !== info.Maxconn || handInfo.Version !== info.Version)
-      throw new Error(`the hand-written HAProxy runs nbthread ${handInfo.Nbthread}, maxconn ${handInfo.Maxconn}, ${handInfo.Version}; the amphora's ${info.Nbthread}, ${info.Maxconn}, ${info.Version}`);
+    await assertSameHaproxy(hand, haproxy);
 
     const tp = await throughput(amp, hand, p, scripts);
 
     // Cycles from the leaf the listener starts on: every renewal changes the certificate.
     const plan = Array.from({ length: p.renewals }, (_, i) => leaves[(i + 1) % leaves.length]!);
-    const ampRenewals = await renewalPhase(amphoraDriver(amp, a), plan, p, scripts, trust);
+    const ampRenewals = await renewalPhase(amphoraDriver(amp, lab.api), plan, p, scripts, trust);
     const handRenewals = await renewalPhase(reloadDriver(hand), plan, p, scripts, trust);
 
     const report: Report = {
       params: p,
       command: command(p, json),
-      load_average: { before: loadBefore, after: loadavg()[0]! },
-      backends: { kind: farm.kind, note: backendsNote },
-      haproxy: { version: info.Version!, nbthread, maxconn },
+      ...lab.report(haproxy),
       certificate: {
         key: p.key === 'ec-p256' ? 'ECDSA P-256' : 'RSA 2048',
         store: p.store,
@@ -977,19 +764,5 @@ async function main(): Promise<void> {
       renewals: { amphora: ampRenewals, hand_written: handRenewals },
     };
     process.stdout.write(json ? JSON.stringify(report) + '\n' : table(report) + '\n');
-  } catch (e) {
-    // After SIGINT, failures are the interruption's (wrk killed), not HAProxy's.
-    if (!interrupted && haproxyLines.length) progress(`hand-written HAProxy said:\n${haproxyLines.slice(-10).join('\n')}`);
-    if (!interrupted && ostia) progress(`ostia up said (last lines):\n${ostia.logTail().split('\n').slice(-10).join('\n')}`);
-    throw e;
-  } finally {
-    await cleanup();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+  }),
+);

@@ -195,3 +195,10 @@ export async function startBackendFarm(dir: string, prefix: string, port: number
   const layout = plan(prefix, port, extras);
   return nginx ? startNginx(nginx, dir, layout) : startNode(layout);
 }
+
+/** What a report says of the backends: which, where, and when they are the slower kind, that they may be the bottleneck. */
+export function farmNote(farm: BackendFarm): string {
+  return farm.kind === 'nginx'
+    ? `2 × nginx (worker_processes 1) on ${farm.primaries.map((e) => `${e.address}:${e.port}`).join(', ')}`
+    : `2 × Node (src/amphora/testing.ts startBackend, one process each) because nginx is not installed — slower than nginx, so the backends may be the bottleneck; install it with apt-get install -y nginx wrk`;
+}

@@ -7,7 +7,8 @@
  * compute driver starts detached, and so does any daemonized HAProxy (-D calls setsid). With the
  * kernel's autogroup scheduling (sched_autogroup_enabled=1 here) a session is a scheduling group
  * of its own, and on this loaded machine that alone changed req/s by tens of percent for one and
- * the same config (see bench/amphora-dataplane.ts startHand).
+ * the same config: the hand-written HAProxy gets a session of its own too, through a wrapper
+ * script that execs it under setsid.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,4 +55,19 @@ export async function startHandHaproxy(dir: string, render: (files: HaproxyFiles
   hand.writeConfig(render(files));
   await process.start();
   return hand;
+}
+
+/**
+ * The global section of a hand-written config: the amphora's limits (read from its `show info`), the stats
+ * socket and pid file the bench reads, and a bound on how long old workers may finish after a reload.
+ */
+export function handGlobal(files: HaproxyFiles, limits: { maxconn: number; nbthread: number }): string[] {
+  return [
+    'global',
+    `    maxconn ${limits.maxconn}`,
+    `    nbthread ${limits.nbthread}`,
+    `    stats socket ${files.statsSocket} mode 600 level admin expose-fd listeners`,
+    `    pidfile ${files.pidFile}`,
+    '    hard-stop-after 60s',
+  ];
 }

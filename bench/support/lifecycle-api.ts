@@ -1,6 +1,6 @@
 /**
- * The Octavia v2 calls the amphora lifecycle bench makes, against Ostia or the real Octavia
- * baseline alike: the one-call graph create of a full stack, waiting for it to settle, the
+ * The Octavia v2 calls the amphora benches make, against Ostia or (the lifecycle bench) the real
+ * Octavia baseline alike: the one-call graph create of a full stack, waiting for it to settle, the
  * cascade delete, and Ostia's provisioning trace.
  */
 import http from 'node:http';
@@ -49,7 +49,8 @@ export class ApiClient {
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const r = await this.request(method, path, body);
     if (r.status >= 300) throw new Error(`${this.name}: ${method} ${path}: HTTP ${r.status} ${r.text.slice(0, 500)}`);
-    return JSON.parse(r.text) as T;
+    // A DELETE answers 204 with no body.
+    return (r.text ? JSON.parse(r.text) : undefined) as T;
   }
 
   close(): void {

@@ -4,7 +4,7 @@
  * the machine-wide limits those are weighed against. Finding and killing processes by directory is
  * test/support/ostia-process.ts's (processesUnder, killAll).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { processesUnder } from '../../test/support/ostia-process.js';
 
@@ -42,6 +42,19 @@ export function procInfo(pid: number): ProcInfo | null {
 
 function pids(): number[] {
   return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+}
+
+/**
+ * The children a module spawns and tracks while they run (wrk, s_time): killAll() SIGKILLs them, for the cleanup
+ * after a failure or a signal, and so does the bench's exit, as a last resort.
+ */
+export function runningChildren(): Set<ChildProcess> & { killAll(): void } {
+  const running = new Set<ChildProcess>();
+  const killAll = () => {
+    for (const child of running) child.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+  return Object.assign(running, { killAll });
 }
 
 /** The HAProxy master and workers whose command line names `dir`. */
@@ -94,6 +107,18 @@ export function cpuSeconds(list: readonly number[]): number | null {
     ticks += info.cpuTicks;
   }
   return ticks / clockTicks();
+}
+
+/**
+ * Starts counting the CPU time of `list` (an HAProxy's master and workers, read before its load starts); the
+ * function returned gives the µs spent per request since then, or null if a process went away or nothing was served.
+ */
+export function cpuMeter(list: readonly number[]): (requests: number) => number | null {
+  const before = cpuSeconds(list);
+  return (requests) => {
+    const after = cpuSeconds(list);
+    return before === null || after === null || !requests ? null : ((after - before) * 1e6) / requests;
+  };
 }
 
 /** CPU seconds the processes have used so far; a process that ended counts 0, so many amphorae survive one going. */

@@ -8,7 +8,8 @@
  * the processes' lifetimes measured here instead. It sends no SNI (the listener's default
  * certificate answers) and verifies nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { runningChildren } from './processes.js';
 
 export interface STimeResult {
   clients: number;
@@ -21,14 +22,11 @@ export interface STimeResult {
   errors: string[];
 }
 
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
+const running = runningChildren();
 
 /** Kills every s_time still running (cleanup after a failure or SIGINT). */
 export function killAllSTime(): void {
-  for (const child of running) child.kill('SIGKILL');
+  running.killAll();
 }
 
 function one(address: string, port: number, seconds: number): Promise<{ connections: number; seconds: number; error: string | null }> {

@@ -8,3 +8,8 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 export const median = (values: readonly number[]) => percentile(values, 50);
+
+/** The median when every value is known; null when any is not (a run that could not be measured spoils the set). */
+export function medianOrNull(values: readonly (number | null)[]): number | null {
+  return values.every((v) => v !== null) ? median(values as number[]) : null;
+}

@@ -3,9 +3,10 @@
  * read from a Lua `done` hook that prints one JSON line, not scraped from the human summary.
  * A run can be cut short with SIGINT, on which wrk stops its threads and still reports.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runningChildren } from './processes.js';
 
 export interface WrkResult {
   connections: number;
@@ -49,14 +50,11 @@ export function writeWrkScript(dir: string): string {
   return path;
 }
 
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
+const running = runningChildren();
 
 /** Kills every wrk still running (cleanup after a failure or SIGINT). */
 export function killAllWrk(): void {
-  for (const child of running) child.kill('SIGKILL');
+  running.killAll();
 }
 
 /** `wrk -t1 -c<connections> -d<seconds>s --latency -s <script> <url>` (reference/dataplane.md §2). */
