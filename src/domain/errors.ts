@@ -37,6 +37,7 @@ export const errorCatalog = {
   PROVIDER_NOT_ENABLED: { status: 400, template: "Provider '%s' is not enabled." },
   PROVIDER_NOT_FOUND: { status: 501, template: "Provider '%s' was not found." },
   PROVIDER_UNSUPPORTED_OPTION: { status: 501, template: "Provider '%s' does not support a requested option: %s" },
+  PROVIDER_NOT_IMPLEMENTED: { status: 501, template: "Provider '%s' does not support a requested action: %s" },
   FLAVOR_PROVIDER_MISMATCH: { status: 400, template: "Flavor '%s' is not compatible with provider '%s'" },
   BAD_REQUEST: { status: 400, template: '%s' },
   UNAUTHORIZED: { status: 401, template: 'The request you have made requires authentication.' },

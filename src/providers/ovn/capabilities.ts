@@ -1,0 +1,132 @@
+/**
+ * What the OVN provider builds, as one table, and the refusals it makes of the rest with the
+ * upstream ovn-octavia-provider's words (../shared/reference/ovn.md §A.2–A.3): an unsupported
+ * option is Octavia's 501 `… does not support a requested option: <text>`, an action the
+ * provider does not implement the 501 `… does not support a requested action: <text>`.
+ *
+ * The table drives the synchronous checks below, and lists what a conformance suite must skip
+ * for this provider, with the reason: one place says what OVN can do.
+ */
+import { apiError, type ApiError } from '../../domain/errors.js';
+import { HealthMonitorType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType } from '../../domain/enums.js';
+import type { Attrs, Operation, ProviderChecks } from '../driver.js';
+
+export const PROVIDER = 'ovn';
+
+type Refusal = { readonly kind: 'option' | 'action'; readonly text: string };
+
+/** A feature with the values OVN takes; any other value is refused with `refusal(value)`. */
+export interface OvnCapability {
+  readonly feature: string;
+  readonly supported: readonly string[];
+  /** Every value the API accepts, so the unsupported ones can be listed. */
+  readonly values: readonly string[];
+  readonly refusal: (value: string) => Refusal;
+}
+
+const option = (text: string): Refusal => ({ kind: 'option', text });
+const action = (text: string): Refusal => ({ kind: 'action', text });
+const ABSENT = ['absent'];
+const PRESENT = 'present';
+
+const protocol = (value: string) => option(`OVN provider does not support ${value} protocol`);
+/** OVN load balancers are L4: `Load_Balancer.protocol` is tcp, udp or sctp. */
+const OVN_PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
+const VERBS = { create: 'creating', update: 'updating', delete: 'deleting' } as const;
+const crudActions = ['create', 'update', 'delete'] as const;
+
+export const OvnCapabilities: readonly OvnCapability[] = [
+  { feature: 'listener.protocol', supported: OVN_PROTOCOLS, values: ListenerProtocol, refusal: protocol },
+  { feature: 'pool.protocol', supported: OVN_PROTOCOLS, values: PoolProtocol, refusal: protocol },
+  // SOURCE_IP as upstream master (2026-08) has it: selection_fields [ip_src, ip_dst].
+  { feature: 'pool.lb_algorithm', supported: ['SOURCE_IP_PORT', 'SOURCE_IP'], values: LbAlgorithm, refusal: (v) => option(`OVN provider does not support ${v} algorithm`) },
+  {
+    feature: 'pool.session_persistence',
+    supported: ['SOURCE_IP'],
+    values: SessionPersistenceType,
+    refusal: (v) => option(`OVN provider does not support ${v} session persistence. Only SOURCE_IP type is supported.`),
+  },
+  {
+    feature: 'healthmonitor.type',
+    supported: ['TCP', 'UDP-CONNECT'],
+    values: HealthMonitorType,
+    refusal: (v) => option(`OVN provider does not support ${v} health monitor type. Supported types: UDP-CONNECT, TCP`),
+  },
+  { feature: 'listener.allowed_cidrs', supported: ABSENT, values: [...ABSENT, PRESENT], refusal: () => option('OVN provider does not support allowed_cidrs option') },
+  {
+    feature: 'member.monitor_address_or_port',
+    supported: ABSENT,
+    values: [...ABSENT, PRESENT],
+    refusal: () => option('OVN Load Balancer does not support different member monitor address or port.'),
+  },
+  { feature: 'member.batch_monitor_options', supported: ABSENT, values: [...ABSENT, PRESENT], refusal: () => option('OVN provider does not support monitor options') },
+  { feature: 'loadbalancer.failover', supported: [], values: ['failover'], refusal: () => option('OVN provider does not support loadbalancer failover') },
+  { feature: 'l7policy', supported: [], values: crudActions, refusal: (v) => action(`This provider does not support ${VERBS[v as keyof typeof VERBS]} l7policies.`) },
+  { feature: 'l7rule', supported: [], values: crudActions, refusal: (v) => action(`This provider does not support ${VERBS[v as keyof typeof VERBS]} l7rules.`) },
+  { feature: 'flavor', supported: [], values: ['capabilities', 'validate'], refusal: (v) => action(v === 'validate' ? 'This provider does not support validating flavors.' : 'This provider does not support getting the supported flavor metadata.') },
+  {
+    feature: 'availability_zone',
+    supported: [],
+    values: ['capabilities', 'validate'],
+    refusal: (v) => action(v === 'validate' ? 'This provider does not support validating availability zones.' : 'This provider does not support getting the supported availability zone metadata.'),
+  },
+];
+
+const byFeature = new Map(OvnCapabilities.map((c) => [c.feature, c]));
+
+function refusalError(r: Refusal): ApiError {
+  return apiError(r.kind === 'option' ? 'PROVIDER_UNSUPPORTED_OPTION' : 'PROVIDER_NOT_IMPLEMENTED', PROVIDER, r.text);
+}
+
+/** Throws the provider's 501 when OVN does not take `value` for `feature`. */
+export function requireSupported(feature: string, value: string): void {
+  const capability = byFeature.get(feature);
+  if (!capability) throw new Error(`no OVN capability ${feature}`);
+  if (!capability.supported.includes(value)) throw refusalError(capability.refusal(value));
+}
+
+/** Every (feature, value) OVN refuses, with the text it refuses it with: what a conformance suite skips, and why. */
+export function unsupported(): Array<{ feature: string; value: string; reason: string }> {
+  return OvnCapabilities.flatMap((c) => c.values.filter((v) => !c.supported.includes(v)).map((value) => ({ feature: c.feature, value, reason: c.refusal(value).text })));
+}
+
+const presence = (value: unknown) => (value === null || value === undefined || (Array.isArray(value) && value.length === 0) ? 'absent' : PRESENT);
+
+const L7_OPERATIONS: Readonly<Partial<Record<Operation, [string, string]>>> = {
+  'l7policy.create': ['l7policy', 'create'],
+  'l7policy.update': ['l7policy', 'update'],
+  'l7policy.delete': ['l7policy', 'delete'],
+  'l7rule.create': ['l7rule', 'create'],
+  'l7rule.update': ['l7rule', 'update'],
+  'l7rule.delete': ['l7rule', 'delete'],
+};
+
+export const ovnChecks: ProviderChecks = {
+  listener(listener: Attrs) {
+    requireSupported('listener.protocol', String(listener.protocol));
+    requireSupported('listener.allowed_cidrs', presence(listener.allowed_cidrs));
+  },
+  pool(pool: Attrs) {
+    requireSupported('pool.protocol', String(pool.protocol));
+    requireSupported('pool.lb_algorithm', String(pool.lb_algorithm));
+    const persistence = pool.session_persistence as { type?: unknown } | null | undefined;
+    if (persistence?.type) requireSupported('pool.session_persistence', String(persistence.type));
+  },
+  member(member: Attrs) {
+    requireSupported('member.monitor_address_or_port', member.monitor_address || member.monitor_port ? PRESENT : 'absent');
+  },
+  healthMonitor(hm: Attrs) {
+    requireSupported('healthmonitor.type', String(hm.type));
+  },
+  l7policy() {
+    requireSupported('l7policy', 'create');
+  },
+  l7rule() {
+    requireSupported('l7rule', 'create');
+  },
+  operation(op: Operation) {
+    if (op === 'loadbalancer.failover') requireSupported('loadbalancer.failover', 'failover');
+    const l7 = L7_OPERATIONS[op];
+    if (l7) requireSupported(l7[0], l7[1]);
+  },
+};
