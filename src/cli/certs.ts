@@ -3,9 +3,8 @@ import type { Config } from '../config.js';
 import { CertificateExpiryWarningDays } from '../domain/defaults.js';
 import { DAY_MS, daysToExpiry, expiryWarning } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
-import { CliError, printJson, usageError, type Command } from './command.js';
-import { configFromFlags, databaseError, databaseOption, dataDirOption, redactUrl } from './settings.js';
-import { openExisting } from './trace.js';
+import { CliError, formatTable, printJson, usageError, type Command } from './command.js';
+import { configFromFlags, databaseError, databaseOption, dataDirOption, openExisting, redactUrl } from './settings.js';
 
 export interface CertificateLine {
   object_kind: string;
@@ -100,7 +99,6 @@ function table(lines: CertificateLine[]): string {
     ['OBJECT', 'ID', 'LOAD BALANCER', 'PROJECT', 'ROLE', 'REFERENCE', 'NOT AFTER (UTC)', 'DAYS', 'WARNING'],
     ...lines.map((l) => [l.object_kind, l.object_id, l.load_balancer_id, l.project_id, l.role, l.ref, l.not_after, l.days_to_expiry.toFixed(1), l.warning ?? '']),
   ];
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
   const DAYS = 7;
-  return rows.map((r) => r.map((cell, col) => (col === DAYS ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return formatTable(rows, [DAYS]);
 }

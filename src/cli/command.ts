@@ -96,6 +96,12 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
 
+/** Rows (the first is the heading) as aligned columns, two spaces apart; the `rightAligned` columns hold numbers. */
+export function formatTable(rows: readonly string[][], rightAligned: readonly number[] = []): string {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
+  return rows.map((r) => r.map((cell, col) => (rightAligned.includes(col) ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import { YAMLError } from 'yaml';
 import { ConfigError, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
+import type { Db } from '../db/database.js';
 import { CliError, usageError, type Command, type Input, type Option } from './command.js';
 
 export const dataDirOption: Record<string, Option> = {
@@ -132,4 +133,16 @@ export function databaseError(e: unknown, config: Config): unknown {
     `cannot open the database ${redactUrl(config.database.url)}: ${message}`,
     'Check --database-url, OSTIA_DATABASE_URL or database.url in the config, and that the server is running.',
   );
+}
+
+/** Never creates a database: an absent SQLite file means the data directory is not Ostia's. */
+export async function openExisting(config: Config): Promise<Db> {
+  const file = sqlitePath(config);
+  if (file && !existsSync(file)) throw new CliError(`no database at ${file}`, "Pass the --data-dir (or --database-url) the Ostia you mean runs with, or start one with 'ostia up'.");
+  const { openDatabase } = await import('../db/database.js');
+  try {
+    return await openDatabase(config.database.url);
+  } catch (e) {
+    throw databaseError(e, config);
+  }
 }

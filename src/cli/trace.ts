@@ -1,10 +1,7 @@
 /** `ostia trace <lb-id>`: the provisioning steps a load balancer's jobs ran, from the database. */
-import { existsSync } from 'node:fs';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
 import type { TraceEntry } from '../controller/trace.js';
-import { CliError, printJson, type Command } from './command.js';
-import { configFromFlags, databaseError, databaseOption, dataDirOption, redactUrl, sqlitePath } from './settings.js';
+import { CliError, formatTable, printJson, type Command } from './command.js';
+import { configFromFlags, databaseOption, dataDirOption, openExisting, redactUrl } from './settings.js';
 
 export const trace: Command = {
   name: 'trace',
@@ -32,18 +29,6 @@ export const trace: Command = {
   },
 };
 
-/** Never creates a database: an absent SQLite file means the data directory is not Ostia's. */
-export async function openExisting(config: Config): Promise<Db> {
-  const file = sqlitePath(config);
-  if (file && !existsSync(file)) throw new CliError(`no database at ${file}`, "Pass the --data-dir (or --database-url) the Ostia you mean runs with, or start one with 'ostia up'.");
-  const { openDatabase } = await import('../db/database.js');
-  try {
-    return await openDatabase(config.database.url);
-  } catch (e) {
-    throw databaseError(e, config);
-  }
-}
-
 function heading(lbId: string, lb: { name: string | null; provisioning_status: string } | null): string {
   if (!lb) return `Load balancer ${lbId} (deleted)`;
   return `Load balancer ${lbId}${lb.name ? ` (${lb.name})` : ''}: ${lb.provisioning_status}`;
@@ -54,6 +39,5 @@ function table(steps: TraceEntry[]): string {
     ['OPERATION', 'STEP', 'START', 'DURATION MS', 'ERROR'],
     ...steps.map((s) => [s.operation, s.step, s.started_at, s.duration_ms === null ? 'running' : s.duration_ms.toFixed(3), (s.error ?? '').replace(/\s+/g, ' ')]),
   ];
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
-  return rows.map((r) => r.map((cell, col) => (col === 3 ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return formatTable(rows, [3]);
 }

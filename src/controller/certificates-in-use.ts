@@ -18,18 +18,15 @@ import type { KeyManager } from '../keymanager/index.js';
 import { readCaBundle, readCertificate, readCrl } from '../keymanager/tls-material.js';
 import type { CertificateObjectKind, CertificateRole } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
+import { listenerRefUses, poolRefUses, type RefUse } from './consumers.js';
 
 type Log = Pick<BaseLogger, 'warn' | 'error'>;
 
 /** One reference held by one object, in one role. */
-interface Use {
+interface Use extends RefUse {
   objectKind: CertificateObjectKind;
   objectId: string;
   projectId: string;
-  role: CertificateRole;
-  ref: string;
-  /** A CRL is read against its object's CA bundle, which must have signed it. */
-  caRef: string | null;
 }
 
 interface Reading {
@@ -163,22 +160,10 @@ async function usesOf(db: Db, loadBalancerId: string): Promise<Use[]> {
       .orderBy('id')
       .execute(),
   ]);
-  const uses: Use[] = [];
-  const add = (objectKind: CertificateObjectKind, o: { id: string; project_id: string }, role: CertificateRole, ref: string | null, caRef: string | null = null) => {
-    if (ref && !uses.some((u) => u.objectId === o.id && u.role === role && u.ref === ref)) uses.push({ objectKind, objectId: o.id, projectId: o.project_id, role, ref, caRef });
-  };
-  for (const l of listeners) {
-    add('listener', l, 'default', l.default_tls_container_ref);
-    for (const ref of JSON.parse(l.sni_container_refs) as string[]) add('listener', l, 'sni', ref);
-    add('listener', l, 'client_ca', l.client_ca_tls_container_ref);
-    add('listener', l, 'client_crl', l.client_crl_container_ref, l.client_ca_tls_container_ref);
-  }
-  for (const p of pools) {
-    add('pool', p, 'certificate', p.tls_container_ref);
-    add('pool', p, 'ca', p.ca_tls_container_ref);
-    add('pool', p, 'crl', p.crl_container_ref, p.ca_tls_container_ref);
-  }
-  return uses;
+  return [
+    ...listeners.flatMap((l) => listenerRefUses(l).map((u): Use => ({ objectKind: 'listener', objectId: l.id, projectId: l.project_id, ...u }))),
+    ...pools.flatMap((p) => poolRefUses(p).map((u): Use => ({ objectKind: 'pool', objectId: p.id, projectId: p.project_id, ...u }))),
+  ];
 }
 
 /**

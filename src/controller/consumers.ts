@@ -14,6 +14,7 @@ import type { BaseLogger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { ListenerTable, PoolTable } from '../db/schema.js';
 import type { ConsumerRegistration, KeyManager } from '../keymanager/index.js';
+import type { CertificateRole } from '../domain/certificate-expiry.js';
 
 type ConsumerKind = 'listener' | 'pool';
 type Log = Pick<BaseLogger, 'warn'>;
@@ -65,15 +66,49 @@ export async function releaseReplaced(keyManager: KeyManager, db: Db, log: Log, 
   await syncConsumers(keyManager, log, consumerOf(change.kind, change.id), touched, refsOf(change, current));
 }
 
-const distinct = (refs: ReadonlyArray<string | null>): string[] => [...new Set(refs.filter((r): r is string => !!r))];
+/** One reference an object holds, in its role; a CRL with the CA bundle that must have signed it. */
+export interface RefUse {
+  role: CertificateRole;
+  ref: string;
+  caRef: string | null;
+}
+
+/** Which column holds what: the one place that maps a row's reference columns to roles. */
+export function listenerRefUses(row: ListenerRefColumns): RefUse[] {
+  return uses([
+    ['default', row.default_tls_container_ref, null],
+    ...(JSON.parse(row.sni_container_refs) as string[]).map((ref): Slot => ['sni', ref, null]),
+    ['client_ca', row.client_ca_tls_container_ref, null],
+    ['client_crl', row.client_crl_container_ref, row.client_ca_tls_container_ref],
+  ]);
+}
+
+export function poolRefUses(row: PoolRefColumns): RefUse[] {
+  return uses([
+    ['certificate', row.tls_container_ref, null],
+    ['ca', row.ca_tls_container_ref, null],
+    ['crl', row.crl_container_ref, row.ca_tls_container_ref],
+  ]);
+}
+
+type Slot = [CertificateRole, string | null, string | null];
+
+/** The filled slots, each (role, reference) once. */
+function uses(slots: readonly Slot[]): RefUse[] {
+  const out: RefUse[] = [];
+  for (const [role, ref, caRef] of slots) if (ref && !out.some((u) => u.role === role && u.ref === ref)) out.push({ role, ref, caRef });
+  return out;
+}
+
+const distinct = (refs: readonly string[]): string[] => [...new Set(refs)];
 
 /** Every reference a stored listener uses. */
 export function listenerRefsInUse(row: ListenerRefColumns): string[] {
-  return distinct([row.default_tls_container_ref, ...(JSON.parse(row.sni_container_refs) as string[]), row.client_ca_tls_container_ref, row.client_crl_container_ref]);
+  return distinct(listenerRefUses(row).map((u) => u.ref));
 }
 
 export function poolRefsInUse(row: PoolRefColumns): string[] {
-  return distinct([row.tls_container_ref, row.ca_tls_container_ref, row.crl_container_ref]);
+  return distinct(poolRefUses(row).map((u) => u.ref));
 }
 
 /** Registers `after` (all of it, to repair an earlier failed attempt) and unregisters what only `before` held. */

@@ -14,7 +14,7 @@ import type { StepContext } from './flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 import type { KeyManager } from '../keymanager/index.js';
-import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf } from './consumers.js';
+import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf, type PendingRelease } from './consumers.js';
 import { recordAfterJob } from './certificates-in-use.js';
 
 export interface WorkerOptions {
@@ -125,20 +125,29 @@ export class Worker {
           }
           await flow.onFailure(ctx, step.name, err);
           await finish(db, job.id, this.id, 'failed', `${step.name}: ${err.message}`);
-          if (keyManager) await releaseReplaced(keyManager, db, log, tlsChangeOf(ctx.payload));
-          if (keyManager) await recordAfterJob(keyManager, db, job.load_balancer_id, log);
+          if (keyManager) await certificateBookkeeping(keyManager, db, log, job.load_balancer_id, releases, ctx.payload);
           return;
         }
         await recordProgress(db, job.id, this.id, i + 1);
       }
       await finish(db, job.id, this.id, 'done');
-      if (keyManager) await releaseRemoved(keyManager, db, log, releases);
-      if (keyManager) await releaseReplaced(keyManager, db, log, tlsChangeOf(ctx.payload));
-      if (keyManager) await recordAfterJob(keyManager, db, job.load_balancer_id, log);
+      if (keyManager) await certificateBookkeeping(keyManager, db, log, job.load_balancer_id, releases, ctx.payload);
     } catch (e) {
       log.error({ err: e }, 'job aborted');
     } finally {
       clearInterval(timer);
     }
   }
+}
+
+/**
+ * What the key manager is told once a job has ended, done or failed: the objects it removed
+ * and the references it replaced stop being consumers (a failed job removed nothing, and what
+ * it replaced may still be in its rows), and the load balancer's certificates in use are
+ * recorded as they now stand.
+ */
+async function certificateBookkeeping(keyManager: KeyManager, db: Db, log: Logger, lbId: string, releases: readonly PendingRelease[], payload: Readonly<Record<string, unknown>>): Promise<void> {
+  await releaseRemoved(keyManager, db, log, releases);
+  await releaseReplaced(keyManager, db, log, tlsChangeOf(payload));
+  await recordAfterJob(keyManager, db, lbId, log);
 }

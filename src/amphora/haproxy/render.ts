@@ -71,7 +71,6 @@ const PERSISTENCE_COOKIE = 'SRV';
 
 interface BackendPlan {
   readonly name: string;
-  readonly paths: HaproxyPaths;
   readonly pool: PoolConfig;
   readonly listener: ListenerConfig;
   readonly mode: Mode;
@@ -134,7 +133,7 @@ function activePolicies(listener: ListenerConfig): Array<{ policy: L7PolicyConfi
     .filter(({ rules }) => rules.length > 0);
 }
 
-function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolConfig>, paths: HaproxyPaths): FrontendPlan {
+function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolConfig>): FrontendPlan {
   const mode = modeOf(listener.protocol);
   const backends = new Map<string, BackendPlan>();
   const backendOf = (poolId: string | null): string | null => {
@@ -143,7 +142,7 @@ function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolC
     if (!ListenerPoolCompatibility[listener.protocol].includes(pool.protocol))
       throw new RenderError(at('pool', pool.id, 'protocol'), pool.protocol, `cannot serve a ${listener.protocol} listener`);
     const name = backendName(pool.id, listener.id);
-    if (!backends.has(name)) backends.set(name, { name, paths, pool, listener, mode });
+    if (!backends.has(name)) backends.set(name, { name, pool, listener, mode });
     return name;
   };
   const defaultBackend = backendOf(listener.defaultPoolId);
@@ -158,21 +157,19 @@ function planFrontend(listener: ListenerConfig, pools: ReadonlyMap<string, PoolC
   return { listener, mode, policies, defaultBackend, backends: [...backends.values()] };
 }
 
-function planFrontends(config: AmphoraConfig, paths: HaproxyPaths): FrontendPlan[] {
+function planFrontends(config: AmphoraConfig): FrontendPlan[] {
   if (!config.enabled) return [];
   assertUnique('pool id', config.pools.map((p) => p.id));
   assertUnique('listener id', config.listeners.map((l) => l.id));
   const pools = new Map(config.pools.map((p) => [p.id, p]));
   return config.listeners
     .filter((l) => l.enabled && RenderedListenerProtocols.includes(l.protocol))
-    .map((l) => planFrontend(l, pools, paths));
+    .map((l) => planFrontend(l, pools));
 }
 
 /** Every backend the rendered file holds, in file order. */
 export function renderedBackends(config: AmphoraConfig): RenderedBackend[] {
-  // Names only: the paths do not shape the plan.
-  const paths: HaproxyPaths = { stateFile: '/', statsSocket: '/', pidFile: '/', tlsDir: '/' };
-  return planFrontends(config, paths).flatMap((f) => f.backends.map((b) => ({ name: b.name, poolId: b.pool.id, listenerId: b.listener.id })));
+  return planFrontends(config).flatMap((f) => f.backends.map((b) => ({ name: b.name, poolId: b.pool.id, listenerId: b.listener.id })));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -392,14 +389,14 @@ function hstsLines(listener: ListenerConfig, tls: ListenerTlsConfig): string[] {
 }
 
 /** TLS to members: the client certificate presented, and members verified against the CA when there is one (else not at all, as Octavia). */
-function memberTlsOptions(b: BackendPlan, tls: PoolTlsConfig): string[] {
+function memberTlsOptions(b: BackendPlan, tls: PoolTlsConfig, paths: HaproxyPaths): string[] {
   const field = (attribute: string) => at('pool', b.pool.id, attribute);
   const id = enc.uuid(field('id'), b.pool.id);
   const options = ['ssl'];
-  if (tls.certificate !== null) options.push(`crt ${tlsFile(b.paths, field('tls_container_ref'), poolCertificateFile(id))}`);
+  if (tls.certificate !== null) options.push(`crt ${tlsFile(paths, field('tls_container_ref'), poolCertificateFile(id))}`);
   if (tls.ca !== null) {
-    options.push('verify required', `ca-file ${tlsFile(b.paths, field('ca_tls_container_ref'), poolCaFile(id))}`);
-    if (tls.crl !== null) options.push(`crl-file ${tlsFile(b.paths, field('crl_container_ref'), poolCrlFile(id))}`);
+    options.push('verify required', `ca-file ${tlsFile(paths, field('ca_tls_container_ref'), poolCaFile(id))}`);
+    if (tls.crl !== null) options.push(`crl-file ${tlsFile(paths, field('crl_container_ref'), poolCrlFile(id))}`);
   } else {
     if (tls.crl !== null) throw new RenderError(field('crl_container_ref'), null, 'needs a CA to verify members with');
     options.push('verify none');
@@ -537,7 +534,7 @@ function checkOptions(monitor: MonitorConfig, member: MemberConfig, pool: PoolCo
   return options;
 }
 
-function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig | null): string {
+function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig | null, paths: HaproxyPaths): string {
   const field = (attribute: string) => at('member', member.id, attribute);
   const name = serverName(member.id);
   const options = [`weight ${enc.integer(field('weight'), member.weight, 0, 256)}`];
@@ -545,13 +542,13 @@ function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig
   if (b.mode === 'http' && b.pool.sessionPersistence?.type === 'HTTP_COOKIE') options.push(`cookie ${name}`);
   if (b.pool.protocol === 'PROXY') options.push('send-proxy');
   if (b.pool.protocol === 'PROXYV2') options.push('send-proxy-v2');
-  if (b.pool.tls) options.push(...memberTlsOptions(b, b.pool.tls));
+  if (b.pool.tls) options.push(...memberTlsOptions(b, b.pool.tls, paths));
   if (monitor) options.push(...checkOptions(monitor, member, b.pool));
   if (!member.enabled) options.push('disabled');
   return `server ${name} ${enc.socketAddress(field('address'), member.address, field('protocol_port'), member.port)} ${options.join(' ')}`;
 }
 
-function backendSection(b: BackendPlan): string[] {
+function backendSection(b: BackendPlan, paths: HaproxyPaths): string[] {
   const { pool, listener, mode } = b;
   const timeout = (attribute: string, ms: number) => timeoutMs(at('listener', listener.id, attribute), ms);
   const monitor = pool.monitor?.enabled ? pool.monitor : null;
@@ -567,7 +564,7 @@ function backendSection(b: BackendPlan): string[] {
     ...persistenceLines(pool, mode),
     ...(mode === 'http' ? insertHeaderLines(listener) : []),
     ...(monitor ? monitorLines(monitor, pool) : []),
-    ...pool.members.map((m) => serverLine(m, b, monitor)),
+    ...pool.members.map((m) => serverLine(m, b, monitor, paths)),
   ];
 }
 
@@ -580,13 +577,13 @@ function format([header, ...directives]: readonly string[]): string {
 
 export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, opts: RenderOptions): string {
   const header = `# Load balancer ${enc.uuid('load balancer id', config.loadBalancerId)} on amphora ${enc.uuid('amphora id', config.amphoraId)}, rendered by Ostia\n`;
-  const frontends = planFrontends(config, paths);
+  const frontends = planFrontends(config);
   const vips = frontends.length ? bindAddresses(config) : [];
   const sections = [
     globalSection(paths, opts),
     defaultsSection(),
     ...frontends.map((f) => frontendSection(f, vips, opts, paths)),
-    ...frontends.flatMap((f) => f.backends.map(backendSection)),
+    ...frontends.flatMap((f) => f.backends.map((b) => backendSection(b, paths))),
   ];
   return [header, ...sections.map(format)].join('\n');
 }

@@ -30,7 +30,7 @@ const RETRY_PAUSE_MS = 50;
 
 type Listener = Pick<ListenerTable, 'id' | 'protocol_port'> & ListenerRefColumns;
 
-interface Window {
+interface ProbeWindow {
   readonly signal: AbortSignal;
   readonly settleMs: number;
 }
@@ -41,7 +41,7 @@ async function servedBy(deps: AmphoraDeps, columns: ListenerRefColumns): Promise
 }
 
 /** Null when the probe is answered as expected within the settle window, else why not. */
-async function runProbe(vip: string, listener: Listener, probe: Probe, window: Window): Promise<string | null> {
+async function runProbe(vip: string, listener: Listener, probe: Probe, window: ProbeWindow): Promise<string | null> {
   const { signal, settleMs } = window;
   const deadline = Date.now() + settleMs;
   const target = `listener ${listener.id} at ${vip.includes(':') ? `[${vip}]` : vip}:${listener.protocol_port}${probe.serverName ? ` for ${probe.serverName}` : ' without a server name'}`;
@@ -61,13 +61,13 @@ async function runProbe(vip: string, listener: Listener, probe: Probe, window: W
 }
 
 /** Null when `listener` serves what `columns` name, else the first reason it does not. */
-async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, window: Window): Promise<string | null> {
+async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, window: ProbeWindow): Promise<string | null> {
   const [served, before] = await Promise.all([servedBy(deps, listener), previous ? servedBy(deps, previous) : null]);
   const failures = await Promise.all(probesFor(served, before).map((probe) => runProbe(vip, listener, probe, window)));
   return failures.find((f) => f !== null) ?? null;
 }
 
-async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listener: Listener, previous: ListenerRefColumns, reason: string, window: Window): Promise<void> {
+async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listener: Listener, previous: ListenerRefColumns, reason: string, window: ProbeWindow): Promise<void> {
   const why = `certificate change rolled back: ${reason}`;
   ctx.log.warn({ listener: listener.id, reason }, 'the new certificate is not served as it should be; putting the previous one back');
   await ctx.db.kysely.updateTable('listener').set({ ...previous, status_reason: why }).where('id', '=', listener.id).execute();
@@ -95,7 +95,7 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
       if (!listeners.length) return;
       const deps = await load();
       const change = tlsChangeOf(ctx.payload);
-      const window: Window = { signal: ctx.signal, settleMs };
+      const window: ProbeWindow = { signal: ctx.signal, settleMs };
       for (const listener of listeners) {
         const previous = change?.kind === 'listener' && change.id === listener.id ? change.previous : null;
         // Resumed after the rows were put back: verify what they name now.
