@@ -108,6 +108,27 @@ const ConfigSchema = Closed({
     /** Per HAProxy process; this machine's FD hard limit (20000) caps it near 9,900. */
     maxconn: Type.Integer({ minimum: 1, maximum: 9900 }),
   }),
+  ovn: Closed({
+    /**
+     * The Northbound database, as ovn-nbctl's --db: `tcp:IP:PORT`, `ssl:IP:PORT` or `unix:PATH`,
+     * several comma-separated to try in turn. Required when the ovn provider is enabled.
+     */
+    nbConnection: Type.String(),
+    /** The Southbound database, where member health comes from (Service_Monitor). */
+    sbConnection: Type.String(),
+    /** Client key, certificate and CA (PEM files) for ssl: remotes. */
+    sslPrivateKey: Type.String(),
+    sslCertificate: Type.String(),
+    sslCaCertificate: Type.String(),
+    /** Our echo after this much silence from the database; 0 turns probing off. */
+    probeIntervalMs: Type.Integer({ minimum: 0 }),
+    /**
+     * Which OVN logical switch each Ostia network is (what Neutron's `neutron-<network id>`
+     * switches are in a Neutron cloud). Routers are found as Neutron leaves them: router ports
+     * on these switches.
+     */
+    networks: Type.Array(Closed({ networkId: Type.String(), logicalSwitch: Type.String() })),
+  }),
   worker: Closed({
     /** How long a claimed job is ours without a heartbeat. */
     leaseSeconds: Type.Number({ exclusiveMinimum: 0 }),
@@ -210,6 +231,7 @@ export function defaultConfig(dataDir: string): Config {
       haproxyBinary: 'haproxy',
       maxconn: 8000,
     },
+    ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },
     keyManager: {
@@ -273,7 +295,26 @@ export function validateConfig(candidate: unknown): Config {
     throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
   checkHealthListen(config.amphora.healthListen);
   checkKeyManager(config);
+  checkOvn(config);
   return config;
+}
+
+/** The ovn provider cannot start without its databases, and maps only networks Ostia knows. */
+function checkOvn(config: Config): void {
+  const { ovn } = config;
+  if (config.api.enabledProviders.includes('ovn')) {
+    if (!ovn.nbConnection || !ovn.sbConnection)
+      throw new ConfigError('the ovn provider is enabled but ovn.nbConnection or ovn.sbConnection is empty: set them to the OVN databases (e.g. unix:/var/run/ovn/ovnnb_db.sock)');
+    if ([ovn.nbConnection, ovn.sbConnection].some((c) => c.split(',').some((r) => r.trim().startsWith('ssl:'))) && !(ovn.sslPrivateKey && ovn.sslCertificate && ovn.sslCaCertificate))
+      throw new ConfigError('an ovn ssl: connection needs ovn.sslPrivateKey, ovn.sslCertificate and ovn.sslCaCertificate');
+  }
+  const known = new Set(config.network.networks.map((n) => n.id));
+  const seen = new Set<string>();
+  for (const [i, m] of ovn.networks.entries()) {
+    if (!known.has(m.networkId)) throw new ConfigError(`ovn.networks[${i}]: network ${m.networkId} is not in network.networks`);
+    if (seen.has(m.networkId)) throw new ConfigError(`ovn.networks[${i}]: network ${m.networkId} is mapped twice`);
+    seen.add(m.networkId);
+  }
 }
 
 /** A key that is not 32 bytes would only fail at the first secret stored; fail at start instead. */

@@ -16,8 +16,11 @@ import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
 import { amphoraDriver } from './providers/amphora/driver.js';
-import { agentClients, openOnce, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { agentClients, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { openOnce } from './providers/open-once.js';
 import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymanager/index.js';
+import { ovnDriver } from './providers/ovn/driver.js';
+import { networkView, type OvnDeps } from './providers/ovn/deps.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -39,6 +42,8 @@ export interface Runtime {
   readonly amphora: AmphoraDepsLoader;
   /** Certificates and keys by reference: the embedded Barbican subset, or a real Barbican. */
   readonly keyManager: KeyManager;
+  /** The ovn provider's Northbound connection and network view, opened on first use. */
+  readonly ovn: () => Promise<OvnDeps>;
   /** Starts listening (api) and claiming jobs (worker); returns the bound URL if any. */
   start(): Promise<string | undefined>;
   close(): Promise<void>;
@@ -70,6 +75,24 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
   });
 }
 
+/** How long an OVN flow waits for a lost Northbound connection before it fails the change. */
+const OVN_RECONNECT_WAIT_MS = 300_000;
+
+/**
+ * The ovn provider's machinery: one Northbound connection per process (opened by the first flow
+ * or reconciliation that needs it), reconciled again after every reconnection.
+ */
+function ovnDeps(config: Config, catalog: NetworkCatalog, log: Logger, providers: ProviderRegistry): { load: () => Promise<OvnDeps>; close(): void } {
+  let opened: OvnDeps | undefined;
+  const load = openOnce(async () => {
+    const { Northbound } = await import('./providers/ovn/northbound.js');
+    const nb = await Northbound.open(config.ovn, log.child({ provider: 'ovn' }));
+    opened = { nb, catalog, network: networkView(catalog, config.ovn), providerNames: providers.namesOf('ovn'), reconnectWaitMs: OVN_RECONNECT_WAIT_MS };
+    return opened;
+  });
+  return { load, close: () => opened?.nb.close() };
+}
+
 export async function createRuntime(config: Config, opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.logger || pino({ level: opts.logger === false ? 'silent' : config.log.level });
   const db = await openDatabase(config.database.url);
@@ -79,12 +102,19 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const publicUrl = () => boundUrl ?? configuredUrl(config);
   const { keyManager, api: keyManagerApi } = createKeyManager(config, { db, publicUrl });
   const amphora = amphoraDeps(config, keyManager);
-  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, { amphora: () => amphoraDriver(amphora) });
+  const network = new NetworkCatalog(config.network);
+  // The registry and the OVN machinery refer to each other (provider names ↔ driver): the loader is only called after both exist.
+  let ovn: ReturnType<typeof ovnDeps> | undefined;
+  const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, {
+    amphora: () => amphoraDriver(amphora),
+    ovn: () => ovnDriver(() => ovn!.load(), network, config),
+  });
+  ovn = ovnDeps(config, network, log, providers);
   const deps: ApiDeps = {
     db,
     config,
     providers,
-    network: new NetworkCatalog(config.network),
+    network,
     jobs: signal,
     publicUrl,
     keyManager,
@@ -97,9 +127,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   }
   const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency, keyManager }) : undefined;
   return {
-    config, db, deps, app, worker, log, amphora, keyManager,
+    config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {
       worker?.start();
+      if (worker && providers.namesOf('ovn').length) void reconcileOvn(db, ovn.load, log.child({ role: 'worker', provider: 'ovn' }));
       if (!app) return undefined;
       await app.listen({ host: config.api.host, port: config.api.port });
       const addr = app.server.address();
@@ -109,8 +140,28 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     async close() {
       await app?.close();
       await worker?.close();
+      ovn?.close();
       await signal.close();
       await db.close();
     },
   };
+}
+
+/** Reconciles at start and after every Northbound reconnection; a failure is logged, the worker goes on. */
+async function reconcileOvn(db: Db, load: () => Promise<OvnDeps>, log: Logger): Promise<void> {
+  const { reconcileNorthbound } = await import('./providers/ovn/reconcile.js');
+  const once = async (why: string) => {
+    try {
+      const report = await reconcileNorthbound(db, await load(), log);
+      log.info({ ...report, why }, 'northbound reconciled');
+    } catch (e) {
+      log.error({ err: (e as Error).message, why }, 'northbound reconciliation failed; the next reconnection or restart retries it');
+    }
+  };
+  await once('start');
+  try {
+    (await load()).nb.client.on('reconnected', () => void once('reconnected'));
+  } catch {
+    // The failure was logged by the first attempt.
+  }
 }

@@ -7,25 +7,52 @@ import { configFromFlags, databaseOption, dataDirOption, requirePostgres } from 
 
 export const health: Command = {
   name: 'health',
-  summary: 'Receive amphora heartbeats, derive operating status and statistics, and fail over silent amphorae.',
+  summary: 'Receive amphora heartbeats and OVN member health, derive operating status and statistics, and fail over silent amphorae.',
   options: { ...dataDirOption, ...databaseOption },
   details: [
     'Amphorae send their heartbeats to amphora.healthListen (UDP); run one health process per such address.',
     'Several may run against one database: each failover is claimed by locking its load balancer.',
-    "'ostia up' runs the health manager itself when the amphora provider is enabled.",
+    'With the ovn provider enabled it also watches OVN\'s Southbound Service_Monitor rows (ovn.sbConnection) for member health.',
+    "'ostia up' runs the health manager itself when the amphora or ovn provider is enabled.",
   ].join('\n'),
   async run(input) {
     const config = configFromFlags(health, input);
     requirePostgres(config);
-    requireAmphoraProvider(config, 'health');
+    if (!ovnProviderEnabled(config)) requireAmphoraProvider(config, 'health');
     const { serve } = await import('./serve.js');
     return serve(config, { api: false, worker: false, health: true }, input.json);
   },
 };
 
+const providerEnabled = (config: Config, canonical: string) => config.api.enabledProviders.some((name) => (ProviderAliases[name] ?? name) === canonical);
+
 /** Health and housekeeping look after amphorae, which only the amphora provider (or an alias) builds. */
 export function amphoraProviderEnabled(config: Config): boolean {
-  return config.api.enabledProviders.some((name) => (ProviderAliases[name] ?? name) === 'amphora');
+  return providerEnabled(config, 'amphora');
+}
+
+export function ovnProviderEnabled(config: Config): boolean {
+  return providerEnabled(config, 'ovn');
+}
+
+/** Member health of OVN load balancers, from the Southbound database OVN's probes write to. */
+export async function startOvnHealthWatcher(runtime: Runtime): Promise<{ close(): Promise<void> }> {
+  const [{ connectSouthbound }, { OvnHealthWatcher }] = await Promise.all([import('../providers/ovn/connection.js'), import('../providers/ovn/health-watcher.js')]);
+  const log = runtime.log.child({ role: 'health', provider: 'ovn' });
+  const sb = await connectSouthbound(runtime.config.ovn, log);
+  const watcher = new OvnHealthWatcher({ db: runtime.db, sb, log });
+  try {
+    await watcher.start();
+  } catch (e) {
+    sb.close();
+    throw new CliError(`cannot watch OVN member health at ${runtime.config.ovn.sbConnection}: ${(e as Error).message}`, 'Check that the Southbound ovsdb-server runs and ovn.sbConnection points at it.');
+  }
+  return {
+    async close() {
+      await watcher.close();
+      sb.close();
+    },
+  };
 }
 
 export function requireAmphoraProvider(config: Config, role: string): void {

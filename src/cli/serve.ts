@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
-import { amphoraProviderEnabled } from './health.js';
+import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 
@@ -91,11 +91,13 @@ async function preflightAmphorae(config: Config): Promise<void> {
   }
 }
 
-/** The amphora roles run beside the runtime, on its database and job signal. */
+/** The background roles (amphora health and housekeeping, OVN member health) run beside the runtime, on its database and job signal. */
 async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]> {
   const services: Service[] = [];
   try {
-    if (roles.health) services.push(await (await import('./health.js')).startHealthManager(runtime));
+    const health = await import('./health.js');
+    if (roles.health && amphoraProviderEnabled(runtime.config)) services.push(await health.startHealthManager(runtime));
+    if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await health.startOvnHealthWatcher(runtime));
     if (roles.housekeeping) services.push(await (await import('./housekeeping.js')).startHousekeeping(runtime));
   } catch (e) {
     for (const service of services.reverse()) await service.close();

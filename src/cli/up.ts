@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
-import { amphoraProviderEnabled } from './health.js';
+import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 
 export const up: Command = {
   name: 'up',
@@ -10,12 +10,13 @@ export const up: Command = {
     'On first start it creates DATA_DIR/token-secret (mode 0600); every start writes DATA_DIR/clouds.yaml',
     'for the URL it listens on, so `openstack --os-cloud ostia loadbalancer list` works at once.',
     'With --json it prints one line once listening: {"url": ..., "clouds_yaml": ..., "pid": ...}.',
-    'With the amphora provider enabled it also runs the health manager and housekeeping (see their --help).',
+    'With the amphora provider enabled it also runs the health manager and housekeeping (see their --help);',
+    'with the ovn provider enabled, the watcher of OVN member health (Southbound Service_Monitor).',
   ].join('\n'),
   async run(input) {
     const { serve } = await import('./serve.js');
     const config = configFromFlags(up, input);
     const amphorae = amphoraProviderEnabled(config);
-    return serve(config, { api: true, worker: true, health: amphorae, housekeeping: amphorae }, input.json);
+    return serve(config, { api: true, worker: true, health: amphorae || ovnProviderEnabled(config), housekeeping: amphorae }, input.json);
   },
 };

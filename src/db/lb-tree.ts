@@ -9,6 +9,41 @@ import { timestamp } from '../domain/time.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
+/** Objects being deleted are no longer served: a data plane is built from the rest. */
+const BEING_REMOVED = 'PENDING_DELETE';
+
+/**
+ * The rows a data plane serves for load balancer `lbId` (L4 and pools; L7 is the amphora's
+ * own), leaving out what is being deleted, in a stable order: listeners by port, pools and
+ * members by creation.
+ */
+export async function servedTree(db: Q, lbId: string) {
+  const [lb, listeners, pools, members, monitors] = await Promise.all([
+    db.selectFrom('load_balancer').selectAll().where('id', '=', lbId).executeTakeFirst(),
+    db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
+    db.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('created_at').orderBy('id').execute(),
+    db
+      .selectFrom('member')
+      .innerJoin('pool', 'pool.id', 'member.pool_id')
+      .selectAll('member')
+      .where('pool.load_balancer_id', '=', lbId)
+      .where('member.provisioning_status', '!=', BEING_REMOVED)
+      .orderBy('member.created_at')
+      .orderBy('member.id')
+      .execute(),
+    db
+      .selectFrom('health_monitor')
+      .innerJoin('pool', 'pool.id', 'health_monitor.pool_id')
+      .selectAll('health_monitor')
+      .where('pool.load_balancer_id', '=', lbId)
+      .where('health_monitor.provisioning_status', '!=', BEING_REMOVED)
+      .execute(),
+  ]);
+  if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
+  if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
+  return { lb: { ...lb, vip_address: lb.vip_address }, listeners, pools, members, monitors };
+}
+
 export interface TreeIds {
   listeners: string[];
   pools: string[];

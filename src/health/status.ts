@@ -1,7 +1,9 @@
 /**
- * Operating status from an amphora's heartbeat, as Octavia's health manager derives it
- * (octavia-internals §3.2, octavia-api §5.1): a pure function over the stored tree and the
- * report, plus a thin writer that touches only the rows whose status changed.
+ * Operating status as Octavia's health manager derives it (octavia-internals §3.2, octavia-api
+ * §5.1), from whatever observes the data plane: an amphora's heartbeat, or OVN's own probes
+ * (providers/ovn/statuses.ts). Each source builds an Observation; one pure derivation turns the
+ * stored tree and an observation into changes, and a thin writer touches only the rows whose
+ * status changed.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -31,11 +33,37 @@ export interface StatusChange {
   operating_status: string;
 }
 
+/**
+ * A served listener: OPEN, FULL (at its connection limit), or OTHER, a state Octavia does not
+ * judge (HAProxy's STOP), which leaves the stored status as it is.
+ */
+export type ListenerState = 'OPEN' | 'FULL' | 'OTHER';
+
+export interface PoolObservation {
+  /** The pool as a whole serves; false is Octavia's pool DOWN, i.e. ERROR. */
+  up: boolean;
+  /** Member id → API operating status (ONLINE, ERROR, DRAINING, OFFLINE, NO_MONITOR). */
+  members: ReadonlyMap<string, string>;
+}
+
+/** What a data plane reports of one load balancer. Ids it does not know are ignored. */
+export interface Observation {
+  /** The listeners it serves; an enabled listener absent here is not being served. */
+  listeners: ReadonlyMap<string, ListenerState>;
+  /** The pools it serves; a member absent from its pool's report is not being served. */
+  pools: ReadonlyMap<string, PoolObservation>;
+  /**
+   * It runs the load balancer's current configuration: only then does an absent listener, pool
+   * or member mean something is missing rather than not configured there yet.
+   */
+  current: boolean;
+}
+
 export interface Derivation {
   changes: StatusChange[];
   /**
-   * False when the amphora's configuration is current but an enabled listener is missing
-   * from its report (HAProxy is not serving it): its heartbeat then does not count as a
+   * False when the configuration is current but an enabled listener is missing from the
+   * observation (HAProxy is not serving it): an amphora's heartbeat then does not count as a
    * sign of life, so a broken data plane is eventually failed over.
    */
   listenersComplete: boolean;
@@ -58,59 +86,57 @@ export function memberStatus(reported: string): string | undefined {
   return undefined;
 }
 
-interface PoolReport {
-  status: string;
-  members: Map<string, string>;
-}
+const listenerState = (reported: string): ListenerState => (reported === 'OPEN' || reported === 'FULL' ? reported : 'OTHER');
 
 /**
- * Backends are reported per pool id, or per `<pool>:<listener>` when a pool serves several
- * listeners (Octavia's format): one view per pool, the worst of its reports.
+ * An amphora's heartbeat as an observation, current when the amphora runs `configVersion` (the
+ * load balancer's) or newer. Backends are reported per pool id, or per `<pool>:<listener>` when
+ * a pool serves several listeners (Octavia's format): one view per pool, the worst of its reports.
  */
-function poolReports(hb: Heartbeat): Map<string, PoolReport> {
-  const out = new Map<string, PoolReport>();
+export function heartbeatObservation(hb: Heartbeat, configVersion: number): Observation {
+  const listeners = new Map(Object.entries(hb.listeners).map(([id, report]) => [id, listenerState(report.status)] as const));
+  const pools = new Map<string, { up: boolean; members: Map<string, string> }>();
   for (const [key, report] of Object.entries(hb.pools)) {
     const poolId = key.split(':')[0]!;
-    const seen = out.get(poolId) ?? { status: 'UP', members: new Map<string, string>() };
-    if (report.status.trim().toUpperCase() !== 'UP') seen.status = report.status.trim().toUpperCase();
+    const seen = pools.get(poolId) ?? { up: true, members: new Map<string, string>() };
+    if (report.status.trim().toUpperCase() !== 'UP') seen.up = false;
     for (const [memberId, state] of Object.entries(report.members)) {
       const derived = memberStatus(state);
       if (derived) seen.members.set(memberId, worst(seen.members.get(memberId) ?? derived, derived));
     }
-    out.set(poolId, seen);
+    pools.set(poolId, seen);
   }
-  return out;
+  return { listeners, pools, current: hb.configVersion >= configVersion };
 }
 
-export function deriveStatuses(tree: ObservedTree, hb: Heartbeat): Derivation {
+export function deriveStatuses(tree: ObservedTree, observed: Observation): Derivation {
   const { lb } = tree;
-  // Absence means something only when the amphora runs the newest config of a settled, enabled LB.
-  const judgeAbsence = !pending(lb) && lb.admin_state_up === 1 && hb.configVersion >= lb.config_version;
+  // Absence means something only when the data plane runs the newest config of a settled, enabled LB.
+  const judgeAbsence = !pending(lb) && lb.admin_state_up === 1 && observed.current;
   const derived: StatusChange[] = [];
   let lbStatus = 'ONLINE';
 
   let listenersComplete = true;
   for (const l of tree.listeners) {
-    const report = hb.listeners[l.id];
+    const state = observed.listeners.get(l.id);
     let status: string | undefined;
     if (l.admin_state_up !== 1) status = 'OFFLINE';
-    else if (report?.status === 'OPEN') status = 'ONLINE';
-    else if (report?.status === 'FULL') {
+    else if (state === 'OPEN') status = 'ONLINE';
+    else if (state === 'FULL') {
       status = 'DEGRADED';
       lbStatus = worst(lbStatus, 'DEGRADED');
-    } else if (!report && judgeAbsence && !pending(l)) {
+    } else if (!state && judgeAbsence && !pending(l)) {
       status = 'ERROR';
       listenersComplete = false;
     }
     if (status) derived.push({ table: 'listener', id: l.id, operating_status: status });
   }
 
-  const pools = poolReports(hb);
   for (const p of tree.pools) {
-    const report = pools.get(p.id);
+    const report = observed.pools.get(p.id);
     let status: string | undefined;
     if (p.admin_state_up !== 1) status = 'OFFLINE';
-    else if (report?.status === 'UP') status = 'ONLINE';
+    else if (report?.up) status = 'ONLINE';
     else if (report) {
       status = 'ERROR';
       lbStatus = worst(lbStatus, 'ERROR');
@@ -129,11 +155,11 @@ export function deriveStatuses(tree: ObservedTree, hb: Heartbeat): Derivation {
   return { changes: onlyChanges(tree, derived), listenersComplete };
 }
 
-function memberOperatingStatus(m: Row, report: PoolReport | undefined, judgeAbsence: boolean): string | undefined {
+function memberOperatingStatus(m: Row, report: PoolObservation | undefined, judgeAbsence: boolean): string | undefined {
   if (m.admin_state_up !== 1) return 'OFFLINE';
   const reported = report?.members.get(m.id);
   if (reported) return reported;
-  // A member HAProxy does not report is not being served; one never checked stays NO_MONITOR.
+  // A member the data plane does not report is not being served; one never checked stays NO_MONITOR.
   if ((report || judgeAbsence) && m.operating_status !== 'NO_MONITOR') return 'OFFLINE';
   return undefined;
 }

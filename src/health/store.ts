@@ -6,7 +6,7 @@
 import type { Db } from '../db/database.js';
 import { timestamp } from '../domain/time.js';
 import type { AcceptedHeartbeat, KeyEntry } from './receiver.js';
-import { deriveStatuses, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
+import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
 import { writeStats, type StatsRow } from './stats.js';
 
 /** Amphorae that report for their load balancer; others (booting, being deleted) only prove they are alive. */
@@ -47,7 +47,7 @@ export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[
       const amp = byId.get(heartbeat.amphoraId);
       if (!amp) continue;
       const tree = amp.load_balancer_id && SERVING.includes(amp.status) ? trees.get(amp.load_balancer_id) : undefined;
-      const derived = tree ? deriveStatuses(tree, heartbeat) : { changes: [], listenersComplete: true };
+      const derived = tree ? deriveStatuses(tree, heartbeatObservation(heartbeat, tree.lb.config_version)) : { changes: [], listenersComplete: true };
       if (!derived.listenersComplete) incomplete.push(amp.id);
       changes.push(...derived.changes);
       const listeners = new Set(tree?.listeners.map((l) => l.id));

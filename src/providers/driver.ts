@@ -31,7 +31,7 @@ export interface ProviderChecks {
   loadBalancer?(lb: Attrs): void;
   listener?(listener: Attrs): void;
   pool?(pool: Attrs): void;
-  member?(member: Attrs): void;
+  member?(member: Attrs, loadBalancer: Attrs): void;
   healthMonitor?(hm: Attrs, pool: Attrs): void;
   l7policy?(policy: Attrs, listener: Attrs): void;
   l7rule?(rule: Attrs): void;

@@ -34,6 +34,11 @@ export class ProviderRegistry {
     }
   }
 
+  /** The enabled names (aliases included) that mean provider `canonical`: what its load balancers store. */
+  namesOf(canonical: string): string[] {
+    return [...this.drivers.keys()].filter((name) => (ProviderAliases[name] ?? name) === canonical);
+  }
+
   /** The names the API lists, as `enabled_provider_drivers` would. */
   list(): Array<{ name: string; description: string }> {
     return [...this.drivers.entries()].map(([name, d]) => ({

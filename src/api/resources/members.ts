@@ -21,6 +21,7 @@ import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
+import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { change } from '../change.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -122,16 +123,16 @@ export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext
     updated_at: null,
   };
   const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
-  deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(row));
+  deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(row), { ...lb });
   await trx.insertInto('member').values(row).execute();
   await writeTags(trx, row.id, input.tags);
   return row;
 }
 
 /** Writes new settings over a stored member, marking it PENDING_UPDATE. */
-async function rewriteMember(deps: ApiDeps, trx: Trx, lbProvider: string, current: MemberRow, settings: MemberSettings, tags: string[] | undefined): Promise<MemberRow> {
+async function rewriteMember(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, current: MemberRow, settings: MemberSettings, tags: string[] | undefined): Promise<MemberRow> {
   const updated: MemberRow = { ...current, ...settingsColumns(settings), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() };
-  deps.providers.forLoadBalancer(lbProvider).checks.member?.(providerAttrs(updated));
+  deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(updated), { ...lb });
   await trx.updateTable('member').set(updated).where('id', '=', current.id).execute();
   await writeTags(trx, current.id, tags);
   return updated;
@@ -147,7 +148,7 @@ async function applyBatch(deps: ApiDeps, trx: Trx, ctx: RequestContext, pool: Po
   const growth = plan.create.length - plan.remove.length;
   if (growth > 0) await checkQuota(trx, deps.config, pool.project_id, { member: growth }, deps.db.dialect);
   // Listed members are re-declared: what the body omits takes POST's defaults.
-  for (const { existing: current, wanted: w } of plan.update) await rewriteMember(deps, trx, lb.provider, current, memberSettingsForCreate(w), w.tags);
+  for (const { existing: current, wanted: w } of plan.update) await rewriteMember(deps, trx, lb, current, memberSettingsForCreate(w), w.tags);
   for (const w of plan.create) await insertMember(deps, trx, ctx, pool, w);
   await markPending(trx, 'member', plan.remove.map((m) => m.id), 'PENDING_DELETE');
   await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.batch' });
@@ -211,7 +212,7 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
       await lockPoolForChildChange(trx, pool.id);
       const current = await trx.selectFrom('member').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
       const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
-      const updated = await rewriteMember(deps, trx, lb.provider, current, memberSettingsForUpdate(settingsOf(current), b), b.tags);
+      const updated = await rewriteMember(deps, trx, lb, current, memberSettingsForUpdate(settingsOf(current), b), b.tags);
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.update' });
       return (await renderMembers(trx, [updated]))[0];
     });

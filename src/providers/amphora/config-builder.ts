@@ -12,6 +12,7 @@ import type {
 import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
 import type { SessionPersistence } from '../../domain/rules/pool.js';
 import type { KeyManager } from '../../keymanager/index.js';
+import { servedTree } from '../../db/lb-tree.js';
 import { haproxyCertificatePem, pemBlocks, readCaAndCrl, readCertificate } from '../../keymanager/tls-material.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -209,26 +210,8 @@ function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: 
 
 /** The configuration of load balancer `lbId` for amphora `amphoraId`, stamped `version`. */
 export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: string, amphoraId: string, version: number): Promise<AmphoraConfig> {
-  const [lb, listeners, pools, members, monitors, policies, rules] = await Promise.all([
-    db.selectFrom('load_balancer').select(['admin_state_up', 'vip_address', 'additional_vips']).where('id', '=', lbId).executeTakeFirst(),
-    db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
-    db.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('created_at').orderBy('id').execute(),
-    db
-      .selectFrom('member')
-      .innerJoin('pool', 'pool.id', 'member.pool_id')
-      .selectAll('member')
-      .where('pool.load_balancer_id', '=', lbId)
-      .where('member.provisioning_status', '!=', BEING_REMOVED)
-      .orderBy('member.created_at')
-      .orderBy('member.id')
-      .execute(),
-    db
-      .selectFrom('health_monitor')
-      .innerJoin('pool', 'pool.id', 'health_monitor.pool_id')
-      .selectAll('health_monitor')
-      .where('pool.load_balancer_id', '=', lbId)
-      .where('health_monitor.provisioning_status', '!=', BEING_REMOVED)
-      .execute(),
+  const [{ lb, listeners, pools, members, monitors }, policies, rules] = await Promise.all([
+    servedTree(db, lbId),
     db
       .selectFrom('l7policy')
       .innerJoin('listener', 'listener.id', 'l7policy.listener_id')
@@ -249,8 +232,6 @@ export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: st
       .orderBy('l7rule.id')
       .execute(),
   ]);
-  if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
-  if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
 
   const material = await readMaterial(keyManager, listeners, pools);
   const membersByPool = groupBy(members, (m) => m.pool_id);

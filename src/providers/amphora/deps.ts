@@ -28,18 +28,6 @@ export interface AmphoraDeps {
 
 export type AmphoraDepsLoader = () => Promise<AmphoraDeps>;
 
-/** Opens the dependencies once and shares them; a failed open is retried by the next caller. */
-export function openOnce(open: () => Promise<AmphoraDeps>): AmphoraDepsLoader {
-  let opening: Promise<AmphoraDeps> | undefined;
-  return () => {
-    opening ??= open().catch((e: unknown) => {
-      opening = undefined;
-      throw e;
-    });
-    return opening;
-  };
-}
-
 /** Agent clients that present the controller's certificate and check the amphora's. */
 export function agentClients(ca: Pick<CertificateAuthority, 'controllerClientCert' | 'serverCaPem'>): AmphoraDeps['agent'] {
   return async ({ id, agentUrl }) => {

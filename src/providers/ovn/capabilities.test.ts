@@ -17,6 +17,8 @@ function refusal(run: () => void): { status: number; message: string } {
 const OPTION = "Provider 'ovn' does not support a requested option: ";
 const ACTION = "Provider 'ovn' does not support a requested action: ";
 
+const V4_LB = { vip_address: '10.0.0.100', additional_vips: '[]' };
+
 test('L4 protocols, SOURCE_IP_PORT and SOURCE_IP, SOURCE_IP persistence, TCP and UDP-CONNECT monitors pass', () => {
   for (const protocol of ['TCP', 'UDP', 'SCTP']) {
     ovnChecks.listener!({ protocol, allowed_cidrs: null });
@@ -24,7 +26,8 @@ test('L4 protocols, SOURCE_IP_PORT and SOURCE_IP, SOURCE_IP persistence, TCP and
   }
   ovnChecks.listener!({ protocol: 'TCP', allowed_cidrs: [] });
   for (const type of ['TCP', 'UDP-CONNECT']) ovnChecks.healthMonitor!({ type }, {});
-  ovnChecks.member!({ address: '10.0.0.5', monitor_address: null, monitor_port: null });
+  ovnChecks.member!({ address: '10.0.0.5', monitor_address: null, monitor_port: null }, V4_LB);
+  ovnChecks.member!({ address: 'fd00::5' }, { vip_address: '10.0.0.100', additional_vips: JSON.stringify([{ ip_address: 'fd00::100' }]) });
   for (const op of ['loadbalancer.create', 'member.batch', 'healthmonitor.delete'] as const) ovnChecks.operation!(op);
 });
 
@@ -37,7 +40,11 @@ test('the rest is refused with the upstream provider\'s words: options and actio
     `${OPTION}OVN provider does not support HTTP_COOKIE session persistence. Only SOURCE_IP type is supported.`,
   );
   assert.equal(refusal(() => ovnChecks.listener!({ protocol: 'TCP', allowed_cidrs: ['10.0.0.0/8'] })).message, `${OPTION}OVN provider does not support allowed_cidrs option`);
-  assert.equal(refusal(() => ovnChecks.member!({ monitor_port: 9000 })).message, `${OPTION}OVN Load Balancer does not support different member monitor address or port.`);
+  assert.equal(refusal(() => ovnChecks.member!({ address: '10.0.0.5', monitor_port: 9000 }, V4_LB)).message, `${OPTION}OVN Load Balancer does not support different member monitor address or port.`);
+  assert.equal(
+    refusal(() => ovnChecks.member!({ address: 'fd00::5' }, V4_LB)).message,
+    `${OPTION}OVN provider does not support mixing IPv4/IPv6 configuration within the same Load Balancer.`,
+  );
   assert.equal(refusal(() => ovnChecks.healthMonitor!({ type: 'HTTP' }, {})).message, `${OPTION}OVN provider does not support HTTP health monitor type. Supported types: UDP-CONNECT, TCP`);
   assert.equal(refusal(() => ovnChecks.operation!('loadbalancer.failover')).message, `${OPTION}OVN provider does not support loadbalancer failover`);
   assert.deepEqual(refusal(() => ovnChecks.operation!('l7rule.update')), { status: 501, message: `${ACTION}This provider does not support updating l7rules.` });

@@ -10,6 +10,7 @@
 import { apiError, type ApiError } from '../../domain/errors.js';
 import { HealthMonitorType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType } from '../../domain/enums.js';
 import type { Attrs, Operation, ProviderChecks } from '../driver.js';
+import { ipVersion } from '../../domain/net.js';
 
 export const PROVIDER = 'ovn';
 
@@ -59,6 +60,12 @@ export const OvnCapabilities: readonly OvnCapability[] = [
     values: [...ABSENT, PRESENT],
     refusal: () => option('OVN Load Balancer does not support different member monitor address or port.'),
   },
+  {
+    feature: 'member.ip_version',
+    supported: ['same'],
+    values: ['same', 'mixed'],
+    refusal: () => option('OVN provider does not support mixing IPv4/IPv6 configuration within the same Load Balancer.'),
+  },
   { feature: 'member.batch_monitor_options', supported: ABSENT, values: [...ABSENT, PRESENT], refusal: () => option('OVN provider does not support monitor options') },
   { feature: 'loadbalancer.failover', supported: [], values: ['failover'], refusal: () => option('OVN provider does not support loadbalancer failover') },
   { feature: 'l7policy', supported: [], values: crudActions, refusal: (v) => action(`This provider does not support ${VERBS[v as keyof typeof VERBS]} l7policies.`) },
@@ -92,6 +99,18 @@ export function unsupported(): Array<{ feature: string; value: string; reason: s
 
 const presence = (value: unknown) => (value === null || value === undefined || (Array.isArray(value) && value.length === 0) ? 'absent' : PRESENT);
 
+/**
+ * A member of another IP family than the VIP, unless the VIPs themselves are of both families
+ * (a dual-stack load balancer, where each VIP gets the members of its family).
+ */
+function mixesFamilies(member: Attrs, lb: Attrs): boolean {
+  const vips = [lb.vip_address, ...parseList(lb.additional_vips).map((v) => (v as { ip_address?: unknown }).ip_address)].filter((a): a is string => typeof a === 'string');
+  const families = new Set(vips.map(ipVersion));
+  return families.size === 1 && !families.has(ipVersion(String(member.address)));
+}
+
+const parseList = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as unknown[]) : []);
+
 const L7_OPERATIONS: Readonly<Partial<Record<Operation, [string, string]>>> = {
   'l7policy.create': ['l7policy', 'create'],
   'l7policy.update': ['l7policy', 'update'],
@@ -112,8 +131,9 @@ export const ovnChecks: ProviderChecks = {
     const persistence = pool.session_persistence as { type?: unknown } | null | undefined;
     if (persistence?.type) requireSupported('pool.session_persistence', String(persistence.type));
   },
-  member(member: Attrs) {
+  member(member: Attrs, lb: Attrs) {
     requireSupported('member.monitor_address_or_port', member.monitor_address || member.monitor_port ? PRESENT : 'absent');
+    requireSupported('member.ip_version', mixesFamilies(member, lb) ? 'mixed' : 'same');
   },
   healthMonitor(hm: Attrs) {
     requireSupported('healthmonitor.type', String(hm.type));

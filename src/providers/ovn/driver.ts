@@ -1,0 +1,57 @@
+/** The OVN provider: load balancers as rows of OVN's Northbound database; OVN builds the flows. */
+import type { Config } from '../../config.js';
+import { apiError } from '../../domain/errors.js';
+import { cidrContains } from '../../domain/net.js';
+import type { NetworkCatalog } from '../../network/catalog.js';
+import type { Attrs, ProviderChecks, ProviderDriver } from '../driver.js';
+import { ovnChecks, PROVIDER, requireSupported } from './capabilities.js';
+import type { OvnDepsLoader } from './deps.js';
+import { ovnFlows } from './flows.js';
+
+/**
+ * The capability checks plus what only this deployment's config can say: the VIP's network must
+ * be an OVN switch, and a member without a subnet must be on the VIP's subnet (upstream's rule).
+ */
+function deploymentChecks(catalog: NetworkCatalog, ovn: Config['ovn']): ProviderChecks {
+  const mapped = new Set(ovn.networks.map((n) => n.networkId));
+  return {
+    ...ovnChecks,
+    loadBalancer(lb: Attrs) {
+      const networkId = (lb.vip_network_id as string | undefined) ?? catalog.subnet(String(lb.vip_subnet_id ?? ''))?.network_id;
+      if (networkId && !mapped.has(networkId))
+        throw apiError(
+          'VALIDATION',
+          `Network ${networkId} is not connected to OVN: the ovn provider needs a VIP network mapped to a logical switch (ovn.networks in Ostia's config)${mapped.size ? `; mapped networks: ${[...mapped].join(', ')}` : ''}.`,
+        );
+    },
+    member(member: Attrs, lb: Attrs) {
+      ovnChecks.member!(member, lb);
+      if (member.subnet_id) return;
+      const vipSubnet = catalog.subnet(String(lb.vip_subnet_id ?? ''));
+      if (vipSubnet && !cidrContains(vipSubnet.cidrParsed, String(member.address)))
+        throw apiError(
+          'PROVIDER_UNSUPPORTED_OPTION',
+          PROVIDER,
+          'Subnet is required, or Loadbalancer associated with Pool must have a subnet, for Member creation with OVN Provider Driver if it is not the same as LB VIP subnet',
+        );
+    },
+  };
+}
+
+export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config): ProviderDriver {
+  return {
+    name: PROVIDER,
+    description: 'Octavia OVN driver.',
+    // Upstream defines no flavor or availability zone metadata: asking for it is a 501 action.
+    get flavorCapabilities(): never {
+      return requireSupported('flavor', 'capabilities') as never;
+    },
+    get availabilityZoneCapabilities(): never {
+      return requireSupported('availability_zone', 'capabilities') as never;
+    },
+    validateFlavorData: () => requireSupported('flavor', 'validate'),
+    validateAvailabilityZoneData: () => requireSupported('availability_zone', 'validate'),
+    checks: deploymentChecks(catalog, config.ovn),
+    flow: ovnFlows(load),
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The OVN provider's flows. Nothing boots: every change of a load balancer is one Northbound
+ * transaction that makes its rows what the tree says, then the statuses settle.
+ *
+ *   every operation but delete   sync-northbound → settle
+ *   loadbalancer.delete          remove-northbound → settle
+ *
+ * A flow that finds the Northbound connection down waits for the client to reconnect (the
+ * lease kept alive meanwhile) and then writes the state as it is by then, so a change made while
+ * the database was away is not lost.
+ */
+import { once } from 'node:events';
+import type { Flow, Step, StepContext } from '../../controller/flow.js';
+import { settleFailure, settleSuccess } from '../../db/lb-tree.js';
+import { loadTrees, writeStatusChanges } from '../../health/status.js';
+import { ovnStatusChanges } from './statuses.js';
+import { DisconnectedError, OvsdbClosedError } from '../../ovn/ovsdb/index.js';
+import type { Operation } from '../driver.js';
+import type { OvnDeps, OvnDepsLoader } from './deps.js';
+import { plannedState, releaseHealthPorts } from './state.js';
+
+const HEARTBEAT_MS = 5_000;
+
+/** Runs `write` once the Northbound connection is up, waiting (and heartbeating) through an outage. */
+async function whenConnected<T>(ctx: StepContext, deps: OvnDeps, write: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + deps.reconnectWaitMs;
+  for (;;) {
+    if (deps.nb.client.connected) {
+      try {
+        return await write();
+      } catch (e) {
+        if (!(e instanceof DisconnectedError) || e instanceof OvsdbClosedError) throw e;
+      }
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`the OVN Northbound database (${deps.nb.client.remotes.join(',')}) has been unreachable for ${deps.reconnectWaitMs / 1000} s; check that ovsdb-server runs and ovn.nbConnection points at it`);
+    ctx.log.warn({ remotes: deps.nb.client.remotes }, 'northbound database unreachable; waiting for the reconnection');
+    await Promise.race([
+      once(deps.nb.client, 'reconnected', { signal: ctx.signal }).catch(() => undefined),
+      new Promise((r) => setTimeout(r, Math.min(HEARTBEAT_MS, left))),
+    ]);
+    ctx.signal.throwIfAborted();
+    await ctx.heartbeat();
+  }
+}
+
+function syncNorthbound(load: OvnDepsLoader): Step {
+  return {
+    name: 'sync-northbound',
+    async run(ctx) {
+      const deps = await load();
+      await whenConnected(ctx, deps, async () => {
+        const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (await plannedState(ctx.db, deps, ctx.loadBalancerId)).desired);
+        ctx.log.debug({ ...outcome }, 'northbound in sync');
+        await releaseHealthPorts(ctx.db, deps);
+      });
+    },
+  };
+}
+
+function removeNorthbound(load: OvnDepsLoader): Step {
+  return {
+    name: 'remove-northbound',
+    async run(ctx) {
+      const deps = await load();
+      const lb = await ctx.db.kysely.selectFrom('load_balancer').select(['vip_port_id', 'additional_vips']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
+      const ports = [lb.vip_port_id, ...(JSON.parse(lb.additional_vips) as Array<{ port_id: string }>).map((v) => v.port_id)].filter((p): p is string => !!p);
+      await whenConnected(ctx, deps, async () => {
+        await deps.nb.remove(ctx.loadBalancerId, ports);
+        await releaseHealthPorts(ctx.db, deps);
+      });
+    },
+  };
+}
+
+/** Provisioning settles; operating statuses come from what OVN can probe, derived as the amphora's are. */
+function settle(load: OvnDepsLoader): Step {
+  return {
+    name: 'settle',
+    async run(ctx) {
+      const deps = await load();
+      const planned = await whenConnected(ctx, deps, () => plannedState(ctx.db, deps, ctx.loadBalancerId));
+      await ctx.db.kysely.transaction().execute(async (trx) => {
+        if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
+        const observed = (await loadTrees(trx, [ctx.loadBalancerId])).get(ctx.loadBalancerId);
+        if (observed) await writeStatusChanges(trx, ovnStatusChanges(observed, planned.facts));
+      });
+    },
+  };
+}
+
+export function ovnFlows(load: OvnDepsLoader): (op: Operation) => Flow {
+  const onFailure: Flow['onFailure'] = async (ctx, step, error) => {
+    await settleFailure(ctx.db.kysely, ctx.loadBalancerId, `${step}: ${error.message}`);
+  };
+  const change: Flow = { steps: [syncNorthbound(load), settle(load)], onFailure };
+  const remove: Flow = {
+    steps: [
+      removeNorthbound(load),
+      {
+        name: 'settle',
+        async run(ctx) {
+          await settleSuccess(ctx.db.kysely, ctx.loadBalancerId);
+        },
+      },
+    ],
+    onFailure,
+  };
+  return (op) => (op === 'loadbalancer.delete' ? remove : change);
+}

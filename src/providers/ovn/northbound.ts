@@ -1,0 +1,277 @@
+/**
+ * The provider's Northbound connection: a monitor keeps a copy of the tables it reads, and each
+ * change of a load balancer is one transaction that turns what is there into what should be
+ * there (desired.ts). The transaction starts with a `wait` on the load balancer's rows as we
+ * read them, so two writers (a flow and a reconciliation) never overwrite each other with stale
+ * state: the second one's transaction fails, and it re-reads and retries.
+ */
+import { once } from 'node:events';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import {
+  assertHealthChecksSupported, datumEquals, HealthCheckUnsupportedError, mapToRecord, NamedUuid, OvsdbOperationError, Uuid,
+  type Atom, type Datum, type Monitor, type Operation, type OvsdbClient, type Row, type RowInput,
+} from '../../ovn/ovsdb/index.js';
+import { connectNorthbound, NB_DB } from './connection.js';
+import { OWNER, OWNER_KEY, type Desired, type DesiredPort, type DesiredRow } from './desired.js';
+import { NB_TABLES, Topology, type Named } from './topology.js';
+
+const LB_COLUMNS = NB_TABLES.Load_Balancer.columns;
+/** Attempts of one change when another writer got there first. */
+const MAX_ATTEMPTS = 8;
+
+export interface SyncOutcome {
+  /** Operations sent (0 when the database already held the desired state). */
+  operations: number;
+  /** Time spent in the NB transaction, ms. */
+  transactMs: number;
+  attempts: number;
+}
+
+const asMap = (rec: Record<string, string>) => new Map<Atom, Atom>(Object.entries(rec));
+const uuidsIn = (d: Datum | undefined): string[] => (Array.isArray(d) ? d.filter((a): a is Uuid => a instanceof Uuid).map((a) => a.uuid) : []);
+const byUuid = (uuid: string): ['_uuid', '==', Uuid] => ['_uuid', '==', new Uuid(uuid)];
+
+/** A write lost to a concurrent writer (our `wait` failed) or a name taken meanwhile: re-read and retry. */
+function isRace(e: unknown): boolean {
+  return e instanceof OvsdbOperationError && (e.error === 'timed out' || e.error === 'constraint violation');
+}
+
+export class Northbound {
+  readonly topology: Topology;
+  /** Transactions this connection committed and the time they took (for the bench and logs). */
+  readonly stats = { transactions: 0, transactMs: 0, retries: 0 };
+  /** Load_Balancer row uuids by name: a load balancer's rows without scanning the table. */
+  private readonly byName = new Map<string, Set<string>>();
+
+  private constructor(
+    readonly client: OvsdbClient,
+    readonly monitor: Monitor,
+    /** False when the schema has no health checks (OVN < 2.12): monitors are refused. */
+    readonly healthChecks: boolean,
+    private readonly log: Logger | undefined,
+  ) {
+    this.topology = new Topology(monitor);
+    for (const [uuid, row] of monitor.tables.get('Load_Balancer') ?? []) this.index(uuid, undefined, row);
+    monitor.on('change', (c: { table: string; uuid: string; row?: Row; old?: Row }) => {
+      if (c.table === 'Load_Balancer') this.index(c.uuid, c.old, c.row);
+    });
+  }
+
+  static async open(ovn: Config['ovn'], log?: Logger): Promise<Northbound> {
+    const client = await connectNorthbound(ovn, log);
+    try {
+      const schema = await client.getSchema(NB_DB);
+      let healthChecks = true;
+      try {
+        assertHealthChecksSupported(schema);
+      } catch (e) {
+        if (!(e instanceof HealthCheckUnsupportedError)) throw e;
+        healthChecks = false;
+      }
+      const monitor = await client.monitor(NB_DB, NB_TABLES);
+      return new Northbound(client, monitor, healthChecks, log);
+    } catch (e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  private index(uuid: string, old: Row | undefined, row: Row | undefined): void {
+    if (old) this.byName.get(String(old.name))?.delete(uuid);
+    if (row) {
+      const name = String(row.name);
+      this.byName.set(name, (this.byName.get(name) ?? new Set()).add(uuid));
+    }
+  }
+
+  /** The load balancer rows named `name`, as the monitor has them. */
+  rowsNamed(name: string): Array<{ uuid: string; row: Row }> {
+    const table = this.monitor.tables.get('Load_Balancer')!;
+    return [...(this.byName.get(name) ?? [])].flatMap((uuid) => {
+      const row = table.get(uuid);
+      return row ? [{ uuid, row }] : [];
+    });
+  }
+
+  /** Names of the load balancer rows Ostia wrote (reconciliation's view of what it owns). */
+  ownedNames(): Set<string> {
+    const out = new Set<string>();
+    for (const row of this.monitor.tables.get('Load_Balancer')!.values()) if (mapToRecord(row.external_ids)[OWNER_KEY] === OWNER) out.add(String(row.name));
+    return out;
+  }
+
+  /**
+   * Makes the database hold `desired()` for load balancer `name`. `desired` is called again on
+   * every attempt: it reads the topology and Ostia's database after the rows it is compared with.
+   */
+  async sync(name: string, desired: () => Promise<Desired>): Promise<SyncOutcome> {
+    return this.retrying(async () => {
+      const current = this.rowsNamed(name);
+      return this.plan(name, current, await desired());
+    });
+  }
+
+  /** Removes load balancer `name`: its rows (switches and routers drop their weak references) and its VIP ports. */
+  async remove(name: string, vipPortNames: readonly string[]): Promise<SyncOutcome> {
+    return this.retrying(async () => {
+      const current = this.rowsNamed(name);
+      const ops: Operation[] = [this.waitFor(name, current)];
+      for (const { uuid } of current) ops.push({ op: 'delete', table: 'Load_Balancer', where: [byUuid(uuid)] });
+      ops.push(...this.detachPorts(vipPortNames));
+      return ops;
+    });
+  }
+
+  /** Removes switch ports by name (a health-check source port no member needs any more). */
+  async removePorts(names: readonly string[]): Promise<SyncOutcome> {
+    return this.retrying(async () => this.detachPorts(names));
+  }
+
+  private detachPorts(names: readonly string[]): Operation[] {
+    const ops: Operation[] = [];
+    for (const name of names) {
+      const port = this.topology.portNamed(name);
+      if (!port) continue;
+      for (const [uuid, ls] of this.monitor.tables.get('Logical_Switch')!)
+        if (uuidsIn(ls.ports).includes(port.uuid)) ops.push({ op: 'mutate', table: 'Logical_Switch', where: [byUuid(uuid)], mutations: [['ports', 'delete', [new Uuid(port.uuid)]]] });
+    }
+    return ops;
+  }
+
+  private async retrying(plan: () => Promise<Operation[]>): Promise<SyncOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const ops = await plan();
+      const writes = ops.filter((o) => o.op !== 'wait').length;
+      if (!writes) return { operations: 0, transactMs: 0, attempts: attempt };
+      const started = performance.now();
+      try {
+        await this.client.transact(NB_DB, ops);
+        const transactMs = performance.now() - started;
+        this.stats.transactions++;
+        this.stats.transactMs += transactMs;
+        return { operations: ops.length, transactMs, attempts: attempt };
+      } catch (e) {
+        if (!isRace(e) || attempt >= MAX_ATTEMPTS) throw e;
+        this.stats.retries++;
+        this.log?.debug({ attempt, err: (e as Error).message }, 'northbound changed under us; re-reading');
+        // Another writer's change is on its way to our monitor: wait for it (or a moment) before re-reading.
+        await Promise.race([once(this.monitor, 'change'), new Promise((r) => setTimeout(r, 20 * attempt))]);
+      }
+    }
+  }
+
+  /** The rows named `name` must still be exactly as we read them. */
+  private waitFor(name: string, current: ReadonlyArray<{ row: Row }>): Operation {
+    return {
+      op: 'wait',
+      table: 'Load_Balancer',
+      where: [['name', '==', name]],
+      columns: LB_COLUMNS,
+      until: '==',
+      rows: current.map(({ row }) => Object.fromEntries(LB_COLUMNS.map((c) => [c, row[c]!]))),
+      timeoutMs: 0,
+    };
+  }
+
+  private plan(name: string, current: ReadonlyArray<{ uuid: string; row: Row }>, desired: Desired): Operation[] {
+    const ops: Operation[] = [this.waitFor(name, current)];
+    const checks = this.monitor.tables.get('Load_Balancer_Health_Check')!;
+    const refs: Atom[] = [];
+    const kept = new Set<string>();
+    desired.rows.forEach((d, i) => {
+      const protocol = d.protocol === null ? [] : [d.protocol];
+      const cur = current.find(({ row, uuid }) => !kept.has(uuid) && datumEquals(row.protocol as Datum, protocol));
+      const healthCheck = this.planChecks(d, cur ? uuidsIn(cur.row.health_check) : [], checks, `hc${i}_`, ops);
+      const row: Row = {
+        name,
+        protocol,
+        vips: asMap(d.vips),
+        selection_fields: d.selectionFields,
+        options: asMap(d.options),
+        external_ids: asMap(d.externalIds),
+        health_check: healthCheck,
+        ip_port_mappings: asMap(d.ipPortMappings),
+      };
+      if (cur) {
+        kept.add(cur.uuid);
+        refs.push(new Uuid(cur.uuid));
+        if (!LB_COLUMNS.every((c) => datumEquals(cur.row[c] as Datum, row[c]!))) ops.push({ op: 'update', table: 'Load_Balancer', where: [byUuid(cur.uuid)], row: row as RowInput });
+      } else {
+        ops.push({ op: 'insert', table: 'Load_Balancer', row: row as RowInput, uuidName: `lb${i}` });
+        refs.push(new NamedUuid(`lb${i}`));
+      }
+    });
+    for (const { uuid } of current) if (!kept.has(uuid)) ops.push({ op: 'delete', table: 'Load_Balancer', where: [byUuid(uuid)] });
+    this.planAttachments('Logical_Switch', desired.switches, refs, current, 'ls_refs', ops);
+    this.planAttachments('Logical_Router', desired.routers, refs, current, 'lr_ref', ops);
+    desired.ports.forEach((p, i) => this.planPort(p, `port${i}`, ops));
+    return ops;
+  }
+
+  /** Reuses the health check rows already there (matched by pool and VIP), inserts the missing ones. */
+  private planChecks(d: DesiredRow, existing: string[], rows: Map<string, Row>, prefix: string, ops: Operation[]): Atom[] {
+    const out: Atom[] = [];
+    const used = new Set<string>();
+    d.checks.forEach((c, j) => {
+      const row: Row = { vip: c.vip, options: asMap(c.options), external_ids: asMap(c.externalIds) };
+      const match = existing.find((uuid) => {
+        const ids = mapToRecord(rows.get(uuid)?.external_ids);
+        return !used.has(uuid) && ids['octavia:pool_id'] === c.poolId && ids['octavia:vip'] === c.vipAddress;
+      });
+      if (match) {
+        used.add(match);
+        out.push(new Uuid(match));
+        const cur = rows.get(match)!;
+        if (!(['vip', 'options', 'external_ids'] as const).every((k) => datumEquals(cur[k] as Datum, row[k]!)))
+          ops.push({ op: 'update', table: 'Load_Balancer_Health_Check', where: [byUuid(match)], row: row as RowInput });
+      } else {
+        ops.push({ op: 'insert', table: 'Load_Balancer_Health_Check', row: row as RowInput, uuidName: `${prefix}${j}` });
+        out.push(new NamedUuid(`${prefix}${j}`));
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Attaches the rows to the switches (routers) they belong on, and detaches them from those
+   * the previous state named (`ls_refs`/`lr_ref`) that they no longer belong on.
+   */
+  private planAttachments(table: 'Logical_Switch' | 'Logical_Router', wanted: readonly Named[], refs: Atom[], current: ReadonlyArray<{ uuid: string; row: Row }>, key: string, ops: Operation[]): void {
+    const keptUuids = refs.filter((r): r is Uuid => r instanceof Uuid).map((r) => r.uuid);
+    for (const holder of wanted) {
+      const held = new Set(uuidsIn(holder.row.load_balancer));
+      if (refs.every((r) => r instanceof Uuid && held.has(r.uuid))) continue;
+      ops.push({ op: 'mutate', table, where: [byUuid(holder.uuid)], mutations: [['load_balancer', 'insert', refs]] });
+    }
+    const wantedNames = new Set(wanted.map((h) => h.name));
+    const previous = new Set<string>();
+    for (const { row } of current) {
+      const value = mapToRecord(row.external_ids)[key];
+      if (!value) continue;
+      for (const n of key === 'ls_refs' ? Object.keys(JSON.parse(value) as Record<string, number>) : value.split(',')) previous.add(n);
+    }
+    for (const [uuid, holder] of this.monitor.tables.get(table)!) {
+      const holderName = String(holder.name);
+      if (!previous.has(holderName) || wantedNames.has(holderName) || !keptUuids.length) continue;
+      ops.push({ op: 'mutate', table, where: [byUuid(uuid)], mutations: [['load_balancer', 'delete', keptUuids.map((u) => new Uuid(u))]] });
+    }
+  }
+
+  /** Creates (or corrects) a switch port Ostia owns. */
+  private planPort(p: DesiredPort, uuidName: string, ops: Operation[]): void {
+    const row: Row = { name: p.name, type: p.type, addresses: p.addresses, external_ids: asMap(p.externalIds) };
+    const existing = this.topology.portNamed(p.name);
+    if (!existing) {
+      ops.push({ op: 'insert', table: 'Logical_Switch_Port', row: row as RowInput, uuidName });
+      ops.push({ op: 'mutate', table: 'Logical_Switch', where: [byUuid(p.switch.uuid)], mutations: [['ports', 'insert', [new NamedUuid(uuidName)]]] });
+      return;
+    }
+    if (!(['type', 'addresses', 'external_ids'] as const).every((k) => datumEquals(existing.row[k] as Datum, row[k]!)))
+      ops.push({ op: 'update', table: 'Logical_Switch_Port', where: [byUuid(existing.uuid)], row: row as RowInput });
+  }
+}

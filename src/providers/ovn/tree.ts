@@ -1,0 +1,84 @@
+/**
+ * What an OVN load balancer is made of, read from Ostia's database into the shapes the
+ * Northbound rows are built from: the tree (nb-rows), its health monitors, and where each
+ * member lives (its subnet; a member without one is on the VIP subnet, as upstream assumes).
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { servedTree } from '../../db/lb-tree.js';
+import type { Database } from '../../db/schema.js';
+import type { OvnLoadBalancer, OvnPool } from './nb-rows.js';
+import { probedByOvn } from './statuses.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+
+export interface OvnHealthMonitor {
+  id: string;
+  poolId: string;
+  /** Load_Balancer_Health_Check options. */
+  interval: number;
+  timeout: number;
+  successCount: number;
+  failureCount: number;
+}
+
+export interface OvnTree {
+  lb: OvnLoadBalancer;
+  vipSubnetId: string;
+  /** The monitors OVN runs: enabled, of a probed type, on a pool of a probed protocol. */
+  monitors: OvnHealthMonitor[];
+}
+
+interface StoredPersistence {
+  type: string;
+  persistence_timeout?: number | null;
+}
+
+/** SOURCE_IP persistence without a timeout: Octavia's default of 360 s. */
+const DEFAULT_PERSISTENCE_TIMEOUT = 360;
+
+export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
+  const { lb, listeners, pools, members, monitors } = await servedTree(db, lbId);
+  const vipSubnetId = lb.vip_subnet_id ?? '';
+  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string; port_id: string }>;
+  const hmByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
+  const status: Record<string, string> = {};
+  const ovnPools: OvnPool[] = pools.map((p) => {
+    const persistence = p.session_persistence ? (JSON.parse(p.session_persistence) as StoredPersistence | null) : null;
+    const hm = hmByPool.get(p.id);
+    return {
+      id: p.id,
+      protocol: p.protocol,
+      algorithm: p.lb_algorithm,
+      enabled: p.admin_state_up === 1,
+      affinityTimeout: persistence?.type === 'SOURCE_IP' ? (persistence.persistence_timeout ?? DEFAULT_PERSISTENCE_TIMEOUT) : null,
+      healthMonitorId: hm ? hm.id : null,
+      members: members
+        .filter((m) => m.pool_id === p.id)
+        .map((m) => {
+          status[m.id] = m.operating_status;
+          return { id: m.id, address: m.address, port: m.protocol_port, subnetId: m.subnet_id ?? vipSubnetId, enabled: m.admin_state_up === 1 };
+        }),
+    };
+  });
+  const probed = monitors.filter((hm) => {
+    const pool = pools.find((p) => p.id === hm.pool_id)!;
+    return probedByOvn(pool.protocol, hm);
+  });
+  return {
+    vipSubnetId,
+    lb: {
+      id: lb.id,
+      enabled: lb.admin_state_up === 1,
+      vip: lb.vip_address,
+      vipPortId: lb.vip_port_id ?? '',
+      additionalVips: additional.map((v) => ({ address: v.ip_address, portId: v.port_id })),
+      listeners: [...listeners]
+        .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+        .map((l) => ({ id: l.id, protocol: l.protocol, port: l.protocol_port, enabled: l.admin_state_up === 1, defaultPoolId: l.default_pool_id })),
+      pools: ovnPools,
+      memberStatus: status,
+    },
+    monitors: probed.map((hm) => ({ id: hm.id, poolId: hm.pool_id, interval: hm.delay, timeout: hm.timeout, successCount: hm.max_retries, failureCount: hm.max_retries_down })),
+  };
+}
