@@ -79,15 +79,17 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
 const OVN_RECONNECT_WAIT_MS = 300_000;
 
 /**
- * The ovn provider's machinery: one Northbound connection per process (opened by the first flow
- * or reconciliation that needs it), reconciled again after every reconnection.
+ * The ovn provider's machinery: one Northbound connection per process, opened by the first flow
+ * that needs it (or, in a worker, at start). `onOpen` runs once the connection exists, however
+ * long the database took to appear.
  */
-function ovnDeps(config: Config, catalog: NetworkCatalog, log: Logger, providers: ProviderRegistry): { load: () => Promise<OvnDeps>; close(): void } {
+function ovnDeps(config: Config, catalog: NetworkCatalog, log: Logger, providers: ProviderRegistry, onOpen: (deps: OvnDeps) => void): { load: () => Promise<OvnDeps>; close(): void } {
   let opened: OvnDeps | undefined;
   const load = openOnce(async () => {
     const { Northbound } = await import('./providers/ovn/northbound.js');
     const nb = await Northbound.open(config.ovn, log.child({ provider: 'ovn' }));
     opened = { nb, catalog, network: networkView(catalog, config.ovn), providerNames: providers.namesOf('ovn'), reconnectWaitMs: OVN_RECONNECT_WAIT_MS };
+    onOpen(opened);
     return opened;
   });
   return { load, close: () => opened?.nb.close() };
@@ -109,7 +111,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     amphora: () => amphoraDriver(amphora),
     ovn: () => ovnDriver(() => ovn!.load(), network, config),
   });
-  ovn = ovnDeps(config, network, log, providers);
+  // A worker reconciles the Northbound database when the connection opens and after every reconnection.
+  const ovnLog = log.child({ role: 'worker', provider: 'ovn' });
+  ovn = ovnDeps(config, network, log, providers, (opened) => {
+    if (!opts.worker) return;
+    void reconcileOvn(db, opened, ovnLog, 'start');
+    opened.nb.client.on('reconnected', () => void reconcileOvn(db, opened, ovnLog, 'reconnected'));
+  });
   const deps: ApiDeps = {
     db,
     config,
@@ -130,7 +138,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {
       worker?.start();
-      if (worker && providers.namesOf('ovn').length) void reconcileOvn(db, ovn.load, log.child({ role: 'worker', provider: 'ovn' }));
+      if (worker && providers.namesOf('ovn').length)
+        ovn.load().catch((e: unknown) => ovnLog.error({ err: (e as Error).message }, 'cannot reach the OVN Northbound database; the next OVN change retries'));
       if (!app) return undefined;
       await app.listen({ host: config.api.host, port: config.api.port });
       const addr = app.server.address();
@@ -147,21 +156,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   };
 }
 
-/** Reconciles at start and after every Northbound reconnection; a failure is logged, the worker goes on. */
-async function reconcileOvn(db: Db, load: () => Promise<OvnDeps>, log: Logger): Promise<void> {
+/** One reconciliation; a failure is logged and the worker goes on (the next reconnection or restart retries). */
+async function reconcileOvn(db: Db, deps: OvnDeps, log: Logger, why: string): Promise<void> {
   const { reconcileNorthbound } = await import('./providers/ovn/reconcile.js');
-  const once = async (why: string) => {
-    try {
-      const report = await reconcileNorthbound(db, await load(), log);
-      log.info({ ...report, why }, 'northbound reconciled');
-    } catch (e) {
-      log.error({ err: (e as Error).message, why }, 'northbound reconciliation failed; the next reconnection or restart retries it');
-    }
-  };
-  await once('start');
   try {
-    (await load()).nb.client.on('reconnected', () => void once('reconnected'));
-  } catch {
-    // The failure was logged by the first attempt.
+    log.info({ ...(await reconcileNorthbound(db, deps, log)), why }, 'northbound reconciled');
+  } catch (e) {
+    log.error({ err: (e as Error).message, why }, 'northbound reconciliation failed; the next reconnection or restart retries it');
   }
 }

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { startHarness, type Harness } from './support/harness.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_LS, PRIVATE_SUBNET, PUBLIC_LS, PUBLIC_SUBNET, ROUTER, startOvnLab, tally, UDP_PORT, type OvnLab } from './support/ovn-lab.js';
 import { ovnSandboxMissing } from './support/ovn-sandbox.js';
+import { asSet, nbRows } from './support/ovn-rows.js';
 
 async function json<T = Record<string, unknown>>(h: Harness, method: string, url: string, body?: unknown): Promise<T> {
   const res = await h.request(method, url, { body });
@@ -24,23 +25,10 @@ interface NbLb {
   selection_fields: string[];
 }
 
-/** ovn-nbctl's JSON datum → plain values (maps to records, sets to arrays). */
-function plain(d: unknown): unknown {
-  if (!Array.isArray(d)) return d;
-  if (d[0] === 'map') return Object.fromEntries((d[1] as Array<[unknown, unknown]>).map(([k, v]) => [String(plain(k)), plain(v)]));
-  if (d[0] === 'set') return (d[1] as unknown[]).map(plain);
-  if (d[0] === 'uuid') return d[1];
-  return d;
-}
-
-async function find(lab: OvnLab, table: string, ...conditions: string[]): Promise<Array<Record<string, unknown>>> {
-  const out = await lab.sb.nbctl('--format=json', 'find', table, ...conditions);
-  const parsed = JSON.parse(out) as { headings: string[]; data: unknown[][] };
-  return parsed.data.map((row) => Object.fromEntries(parsed.headings.map((h, i) => [h, plain(row[i])])));
-}
-
-const lbRows = async (lab: OvnLab, lbId: string) => (await find(lab, 'Load_Balancer', `name=${lbId}`)) as unknown as NbLb[];
-const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined || v === '' ? [] : [String(v)]);
+const find = (lab: OvnLab, table: string, columns: readonly string[], ...conditions: string[]) => nbRows(lab.sb, table, columns, ...conditions);
+const LB_COLUMNS = ['protocol', 'vips', 'external_ids', 'health_check', 'ip_port_mappings', 'selection_fields'];
+const lbRows = async (lab: OvnLab, lbId: string) => (await find(lab, 'Load_Balancer', LB_COLUMNS, `name=${lbId}`)) as unknown as NbLb[];
+const asList = (v: unknown): string[] => asSet(v).map(String);
 
 test('the ovn provider writes, serves and removes what upstream would', { skip: ovnSandboxMissing(), timeout: 300_000 }, async (t) => {
   const lab = await startOvnLab();
@@ -96,11 +84,11 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       const memberStatus = JSON.parse(tcp.external_ids['neutron:member_status']!) as Record<string, string>;
       assert.deepEqual(Object.values(memberStatus), ['ONLINE', 'ONLINE']);
       // OVN probes each member through its own switch port, from the subnet's health-check source.
-      const source = (await find(lab, 'Logical_Switch_Port', `name=ovn-lb-hm-${PRIVATE_SUBNET}`))[0]!;
+      const source = (await find(lab, 'Logical_Switch_Port', ['type', 'addresses'], `name=ovn-lb-hm-${PRIVATE_SUBNET}`))[0]!;
       assert.equal(source.type, 'localport');
       const sourceIp = String(asList(source.addresses)[0]).split(' ')[1];
       assert.deepEqual(tcp.ip_port_mappings, { [BACKENDS.be1]: `lsp-be1:${sourceIp}`, [BACKENDS.be2]: `lsp-be2:${sourceIp}` });
-      const checks = await find(lab, 'Load_Balancer_Health_Check');
+      const checks = await find(lab, 'Load_Balancer_Health_Check', ['_uuid', 'vip', 'options']);
       assert.equal(checks.length, 1);
       assert.equal(checks[0]!.vip, `${vip}:80`);
       assert.deepEqual(checks[0]!.options, { interval: '2', timeout: '1', success_count: '1', failure_count: '2' });
@@ -108,10 +96,10 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       assert.deepEqual(udp.ip_port_mappings, {});
       // Attached where Neutron's provider attaches: both switches and the router; the VIP port reserved.
       for (const [table, name] of [['Logical_Switch', PUBLIC_LS], ['Logical_Switch', PRIVATE_LS], ['Logical_Router', ROUTER]] as const) {
-        const held = asList((await find(lab, table, `name=${name}`))[0]!.load_balancer);
+        const held = asList((await find(lab, table, ['load_balancer'], `name=${name}`))[0]!.load_balancer);
         assert.equal(held.length, 2, `${name} holds ${held.join(',')}`);
       }
-      assert.equal((await find(lab, 'Logical_Switch_Port', `name=${lb.vip_port_id}`)).length, 1);
+      assert.equal((await find(lab, 'Logical_Switch_Port', ['type', 'addresses'], `name=${lb.vip_port_id}`)).length, 1);
     });
 
     await t.test('TCP and UDP through the VIP reach both backends', async () => {
@@ -155,8 +143,8 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       const tcp = (await lbRows(lab, lb.id)).find((r) => r.protocol === 'tcp')!;
       assert.deepEqual(tcp.ip_port_mappings, {});
       assert.deepEqual(asList(tcp.health_check), []);
-      assert.deepEqual(await find(lab, 'Load_Balancer_Health_Check'), []);
-      assert.deepEqual(await find(lab, 'Logical_Switch_Port', `name=ovn-lb-hm-${PRIVATE_SUBNET}`), []);
+      assert.deepEqual(await find(lab, 'Load_Balancer_Health_Check', ['_uuid', 'vip', 'options']), []);
+      assert.deepEqual(await find(lab, 'Logical_Switch_Port', ['type', 'addresses'], `name=ovn-lb-hm-${PRIVATE_SUBNET}`), []);
       assert.deepEqual((await poolMembers()).map(() => 'NO_MONITOR'), (await json<{ members: Array<{ operating_status: string }> }>(harness, 'GET', `/v2/lbaas/pools/${tcpPool}/members`)).members.map((m) => m.operating_status));
     });
 
@@ -165,8 +153,8 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       assert.equal(del.statusCode, 204);
       assert.equal(await harness.settled(lb.id), 'DELETED');
       assert.deepEqual(await lbRows(lab, lb.id), []);
-      assert.deepEqual(await find(lab, 'Logical_Switch_Port', `name=${lb.vip_port_id}`), []);
-      for (const name of [PUBLIC_LS, PRIVATE_LS]) assert.deepEqual(asList((await find(lab, 'Logical_Switch', `name=${name}`))[0]!.load_balancer), []);
+      assert.deepEqual(await find(lab, 'Logical_Switch_Port', ['type', 'addresses'], `name=${lb.vip_port_id}`), []);
+      for (const name of [PUBLIC_LS, PRIVATE_LS]) assert.deepEqual(asList((await find(lab, 'Logical_Switch', ['load_balancer'], `name=${name}`))[0]!.load_balancer), []);
     });
   } finally {
     await h?.close();

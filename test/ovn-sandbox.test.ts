@@ -9,52 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { ovnSandboxMissing, startOvnSandbox, type OvnSandbox, type Server } from './support/ovn-sandbox.js';
+import { ovnSandboxMissing, startOvnSandbox, type Server } from './support/ovn-sandbox.js';
+import { monitorStatus, waitBackends, waitMonitor } from './support/ovn-readiness.js';
+import { tally } from './support/ovn-lab.js';
 
 const run = promisify(execFile);
 const VIP = '10.0.0.100';
 const BACKENDS = { be1: '10.0.0.11', be2: '10.0.0.12' } as const;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function monitorStatus(sb: OvnSandbox, ip: string): Promise<string> {
-  return sb.sbctl('--bare', '--columns=status', 'find', 'Service_Monitor', `ip=${ip}`);
-}
-
-/** Waits until the backend's Service_Monitor reports `want`, then until the chassis has the resulting flows. */
-async function waitMonitor(sb: OvnSandbox, ip: string, want: 'online' | 'offline', timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let seen = '';
-  while ((seen = await monitorStatus(sb, ip)) !== want) {
-    if (Date.now() > deadline) assert.fail(`Service_Monitor ${ip} is '${seen}', not '${want}', after ${timeoutMs} ms`);
-    await sleep(100);
-  }
-  await sb.nbctl('--wait=hv', 'sync');
-}
-
-/**
- * Waits until every logical flow balancing to `port` lists exactly `want` as backends (northd
- * has applied the monitors' status), then until the chassis has those flows.
- */
-async function waitBackends(sb: OvnSandbox, port: number, want: string[], timeoutMs = 15_000): Promise<void> {
-  const expected = want.map((ip) => `${ip}:${port}`).sort().join(',');
-  const deadline = Date.now() + timeoutMs;
-  let seen: string[] = [];
-  for (;;) {
-    const actions = await sb.sbctl('--bare', '--columns=actions', 'list', 'Logical_Flow');
-    seen = [...actions.matchAll(/ct_lb_mark\(backends=([^;)]*)/g)].map((m) => m[1]!.split(',').sort().join(',')).filter((b) => b.includes(`:${port}`));
-    if (seen.length > 0 && seen.every((b) => b === expected)) break;
-    if (Date.now() > deadline) assert.fail(`logical flows balance to [${seen.join(' | ')}], not ${expected}, after ${timeoutMs} ms`);
-    await sleep(100);
-  }
-  await sb.nbctl('--wait=hv', 'sync');
-}
-
-function tally(answers: string[]): Record<string, number> {
-  const t: Record<string, number> = {};
-  for (const a of answers) t[a] = (t[a] ?? 0) + 1;
-  return t;
-}
 
 /** PIDs of live processes whose command line mentions `text` (the run dir is in every daemon's). */
 function processesMentioning(text: string): number[] {
@@ -128,7 +89,7 @@ test('a real single-node OVN balances, health-checks and restarts', { skip: ovnS
       const protocols = await sb.nbctl('--bare', '--columns=protocol', 'find', 'Load_Balancer', `name=${lbName}`);
       assert.deepEqual(protocols.split(/\s+/).sort(), ['tcp', 'udp']);
       // Readiness gate (reference B.6 item 5): both monitors online, then flows on the chassis.
-      for (const ip of Object.values(BACKENDS)) await waitMonitor(sb, ip, 'online');
+      for (const ip of Object.values(BACKENDS)) await waitMonitor(sb, ip, 8080, 'online');
       await waitBackends(sb, 8080, Object.values(BACKENDS));
       await sb.httpGets('cl1', `http://${VIP}/`, 1, 5_000); // warm-up, not counted
       ready = true;
@@ -149,13 +110,13 @@ test('a real single-node OVN balances, health-checks and restarts', { skip: ovnS
 
     await t.test('a stopped backend goes offline and gets no traffic, and comes back', { skip: !ready && 'no topology' }, async () => {
       await sb.stopServer(servers.be1!);
-      await waitMonitor(sb, BACKENDS.be1, 'offline');
+      await waitMonitor(sb, BACKENDS.be1, 8080, 'offline');
       await waitBackends(sb, 8080, [BACKENDS.be2]);
-      assert.equal(await monitorStatus(sb, BACKENDS.be2), 'online');
+      assert.equal(await monitorStatus(sb, BACKENDS.be2, 8080), 'online');
       assert.deepEqual(tally(await sb.httpGets('cl1', `http://${VIP}/`, 12)), { be2: 12 });
 
       servers.be1 = await sb.serveHttp('be1', BACKENDS.be1, 8080);
-      await waitMonitor(sb, BACKENDS.be1, 'online');
+      await waitMonitor(sb, BACKENDS.be1, 8080, 'online');
       await waitBackends(sb, 8080, [BACKENDS.be1, BACKENDS.be2]);
       const seen = tally(await sb.httpGets('cl1', `http://${VIP}/`, 24));
       assert.deepEqual(Object.keys(seen).sort(), ['be1', 'be2'], JSON.stringify(seen));

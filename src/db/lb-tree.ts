@@ -161,17 +161,20 @@ export async function settleFailure(db: Q, lbId: string, reason: string): Promis
   await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: timestamp() }).where('id', '=', lbId).execute();
 }
 
+/** Objects with no health of their own: ONLINE when enabled, OFFLINE when not. */
+export async function setOnOffStatus(db: Q, table: ChildTable | 'load_balancer', ids: readonly string[]): Promise<void> {
+  if (!ids.length) return;
+  await db.updateTable(table).set({ operating_status: 'ONLINE' }).where('id', 'in', [...ids]).where('admin_state_up', '=', 1).execute();
+  await db.updateTable(table).set({ operating_status: 'OFFLINE' }).where('id', 'in', [...ids]).where('admin_state_up', '=', 0).execute();
+}
+
 /**
  * Operating status for a provider with no health signal of its own (noop): enabled objects
  * are ONLINE, disabled ones OFFLINE, members without a monitor NO_MONITOR.
  */
 export async function setStaticOperatingStatus(db: Q, lbId: string): Promise<void> {
   const ids = await treeIds(db, lbId);
-  const onOff = async (table: ChildTable | 'load_balancer', list: string[]) => {
-    if (!list.length) return;
-    await db.updateTable(table).set({ operating_status: 'ONLINE' }).where('id', 'in', list).where('admin_state_up', '=', 1).execute();
-    await db.updateTable(table).set({ operating_status: 'OFFLINE' }).where('id', 'in', list).where('admin_state_up', '=', 0).execute();
-  };
+  const onOff = (table: ChildTable | 'load_balancer', list: string[]) => setOnOffStatus(db, table, list);
   await onOff('load_balancer', [lbId]);
   for (const table of childTables) await onOff(table, idsOf(ids, table));
   if (ids.members.length) {

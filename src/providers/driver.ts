@@ -32,6 +32,8 @@ export interface ProviderChecks {
   listener?(listener: Attrs): void;
   pool?(pool: Attrs): void;
   member?(member: Attrs, loadBalancer: Attrs): void;
+  /** The members of one batch update, before each is checked on its own. */
+  memberBatch?(members: readonly Attrs[]): void;
   healthMonitor?(hm: Attrs, pool: Attrs): void;
   l7policy?(policy: Attrs, listener: Attrs): void;
   l7rule?(rule: Attrs): void;

@@ -144,6 +144,7 @@ type BatchMember = Static<typeof MemberBatchBody>['members'][number];
 async function applyBatch(deps: ApiDeps, trx: Trx, ctx: RequestContext, pool: PoolRow, wanted: BatchMember[], additiveOnly: boolean): Promise<void> {
   const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
   const existing = await trx.selectFrom('member').selectAll().where('pool_id', '=', pool.id).execute();
+  deps.providers.forLoadBalancer(lb.provider).checks.memberBatch?.(wanted);
   const plan = planMemberBatch(existing, wanted, additiveOnly);
   const growth = plan.create.length - plan.remove.length;
   if (growth > 0) await checkQuota(trx, deps.config, pool.project_id, { member: growth }, deps.db.dialect);

@@ -28,6 +28,7 @@ test('L4 protocols, SOURCE_IP_PORT and SOURCE_IP, SOURCE_IP persistence, TCP and
   for (const type of ['TCP', 'UDP-CONNECT']) ovnChecks.healthMonitor!({ type }, {});
   ovnChecks.member!({ address: '10.0.0.5', monitor_address: null, monitor_port: null }, V4_LB);
   ovnChecks.member!({ address: 'fd00::5' }, { vip_address: '10.0.0.100', additional_vips: JSON.stringify([{ ip_address: 'fd00::100' }]) });
+  ovnChecks.memberBatch!([{ address: '10.0.0.5', monitor_address: null, monitor_port: null }]);
   for (const op of ['loadbalancer.create', 'member.batch', 'healthmonitor.delete'] as const) ovnChecks.operation!(op);
 });
 
@@ -41,6 +42,7 @@ test('the rest is refused with the upstream provider\'s words: options and actio
   );
   assert.equal(refusal(() => ovnChecks.listener!({ protocol: 'TCP', allowed_cidrs: ['10.0.0.0/8'] })).message, `${OPTION}OVN provider does not support allowed_cidrs option`);
   assert.equal(refusal(() => ovnChecks.member!({ address: '10.0.0.5', monitor_port: 9000 }, V4_LB)).message, `${OPTION}OVN Load Balancer does not support different member monitor address or port.`);
+  assert.equal(refusal(() => ovnChecks.memberBatch!([{ address: '10.0.0.5' }, { address: '10.0.0.6', monitor_address: '10.0.0.7' }])).message, `${OPTION}OVN provider does not support monitor options`);
   assert.equal(
     refusal(() => ovnChecks.member!({ address: 'fd00::5' }, V4_LB)).message,
     `${OPTION}OVN provider does not support mixing IPv4/IPv6 configuration within the same Load Balancer.`,

@@ -135,6 +135,9 @@ export const ovnChecks: ProviderChecks = {
     requireSupported('member.monitor_address_or_port', member.monitor_address || member.monitor_port ? PRESENT : 'absent');
     requireSupported('member.ip_version', mixesFamilies(member, lb) ? 'mixed' : 'same');
   },
+  memberBatch(members: readonly Attrs[]) {
+    requireSupported('member.batch_monitor_options', members.some((m) => m.monitor_address || m.monitor_port) ? PRESENT : 'absent');
+  },
   healthMonitor(hm: Attrs) {
     requireSupported('healthmonitor.type', String(hm.type));
   },

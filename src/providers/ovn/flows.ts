@@ -11,7 +11,7 @@
  */
 import { once } from 'node:events';
 import type { Flow, Step, StepContext } from '../../controller/flow.js';
-import { settleFailure, settleSuccess } from '../../db/lb-tree.js';
+import { setOnOffStatus, settleFailure, settleSuccess, treeIds } from '../../db/lb-tree.js';
 import { loadTrees, writeStatusChanges } from '../../health/status.js';
 import { ovnStatusChanges } from './statuses.js';
 import { DisconnectedError, OvsdbClosedError } from '../../ovn/ovsdb/index.js';
@@ -84,6 +84,8 @@ function settle(load: OvnDepsLoader): Step {
         if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
         const observed = (await loadTrees(trx, [ctx.loadBalancerId])).get(ctx.loadBalancerId);
         if (observed) await writeStatusChanges(trx, ovnStatusChanges(observed, planned.facts));
+        // A monitor has no health of its own: OVN runs it when it is enabled.
+        await setOnOffStatus(trx, 'health_monitor', (await treeIds(trx, ctx.loadBalancerId)).healthMonitors);
       });
     },
   };

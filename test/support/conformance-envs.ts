@@ -1,0 +1,172 @@
+/**
+ * The two worlds the conformance suite runs in. amphora: the in-process harness with the amphora
+ * provider (real `ostia agent` and HAProxy processes) and the health manager, VIPs and backends on
+ * 127.x loopback. ovn: the OVN lab (a real OVN, hosts in network namespaces) with the harness
+ * pointed at it, traffic sent from the lab's client host.
+ */
+import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../src/config.js';
+import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/health.js';
+import { findAmphoraProgram } from '../../src/compute/local/driver.js';
+import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../../src/amphora/testing.js';
+import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
+import { randomManagementNetwork } from './amphora-config.js';
+import { Api, type MemberSpec, type ProviderEnv, type Refusal } from './conformance-api.js';
+import { admin, startHarness, type Harness } from './harness.js';
+import { WITH_KEY_MANAGER, storeContainer } from './tls-secrets.js';
+import { createTestPki } from '../../src/keymanager/testing.js';
+import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_SUBNET, PUBLIC_SUBNET, UDP_PORT, startOvnLab } from './ovn-lab.js';
+import { ovnSandboxMissing } from './ovn-sandbox.js';
+
+export interface World {
+  api: Api;
+  env: ProviderEnv;
+}
+
+export interface ProviderWorld {
+  provider: string;
+  /** Why this world cannot run here, or false. */
+  missing(): string | false;
+  start(): Promise<World>;
+}
+
+const octet = () => 2 + Math.floor(Math.random() * 250);
+const faultstring = (provider: string, kind: 'option' | 'action', text: string) => `Provider '${provider}' does not support a requested ${kind}: ${text}`;
+const amphoraRefusal = (feature: string, value: string, text: string): Refusal => ({ feature, value, reason: text, faultstring: faultstring('amphora', 'option', text) });
+const NO_LVS = 'Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).';
+
+/** Closes what was started, last first, whatever fails; rethrows the first failure. */
+async function closeAll(closers: Array<() => Promise<unknown>>): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of closers.reverse()) await close().catch((e: unknown) => failures.push(e));
+  if (failures.length > 0) throw failures[0];
+}
+
+/** What the amphora provider refuses of the scenarios' needs (src/providers/amphora/capabilities.ts), in the OVN table's vocabulary. */
+export const AMPHORA_REFUSALS: readonly Refusal[] = [
+  amphoraRefusal('listener.protocol', 'UDP', `Amphora provider does not support UDP listeners: ${NO_LVS}`),
+  amphoraRefusal('pool.protocol', 'UDP', `Amphora provider does not support UDP pools: ${NO_LVS}`),
+  amphoraRefusal('listener.protocol', 'SCTP', `Amphora provider does not support SCTP listeners: ${NO_LVS}`),
+  amphoraRefusal('pool.protocol', 'SCTP', `Amphora provider does not support SCTP pools: ${NO_LVS}`),
+  amphoraRefusal('listener.protocol', 'PROMETHEUS', 'Amphora provider does not support PROMETHEUS listeners yet.'),
+  amphoraRefusal('pool.lb_algorithm', 'SOURCE_IP_PORT', 'Amphora provider does not support SOURCE_IP_PORT algorithm.'),
+];
+
+/** One certificate container in the harness's key manager, made on first use. */
+function tlsContainerIn(h: Harness): () => Promise<string> {
+  let ref: Promise<string> | undefined;
+  return () =>
+    (ref ??= (async () => {
+      const pki = createTestPki();
+      const leaf = pki.leaf({ cn: 'www.example.com', dnsNames: ['www.example.com'], key: 'ec-p256' });
+      return storeContainer(h, admin, { certificate: leaf.certPem, private_key: leaf.keyPem, intermediates: pki.intermediate.certPem });
+    })());
+}
+
+const amphora: ProviderWorld = {
+  provider: 'amphora',
+  missing: () => (findAmphoraProgram('haproxy') ? false : 'the amphora provider needs haproxy (apt-get install haproxy)'),
+  async start() {
+    const closers: Array<() => Promise<unknown>> = [];
+    try {
+      // One /24 of the members' range for this run: other test files use the same loopback ranges.
+      const net = `127.32.${octet()}`;
+      const host = octet() % 200;
+      const backends: Backend[] = [];
+      for (const [i, name] of ['be1', 'be2'].entries()) backends.push(await startBackend(name, `${net}.${host + i + 1}`));
+      const v6 = await startBackend('be6', '::1');
+      for (const b of [...backends, v6]) closers.push(() => b.close());
+      const h: Harness = await startHarness({
+        ...WITH_KEY_MANAGER,
+        api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' },
+        amphora: { managementNetwork: randomManagementNetwork(), agentPort: randomPort(), healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
+      });
+      closers.push(() => h.close());
+      const health = await startHealthManager(h.runtime);
+      closers.push(() => health.close());
+      const member = (b: Backend): MemberSpec => ({ name: b.name, address: b.address, port: b.port, subnetId: MEMBER_SUBNET_ID });
+      const env: ProviderEnv = {
+        provider: 'amphora',
+        vipSubnetId: VIP_SUBNET_ID,
+        vipAddress: () => `127.16.${octet()}.${octet()}`,
+        listenerPort: randomPort,
+        tcpMembers: [member(backends[0]!), member(backends[1]!)],
+        // Port 9 (discard) of an address of ours where nothing listens.
+        closedMember: { name: 'silent', address: `${net}.${host + 3}`, port: 9, subnetId: MEMBER_SUBNET_ID },
+        ipv6Member: { name: v6.name, address: v6.address, port: v6.port },
+        clientCidr: '127.0.0.0/8',
+        async http(vip, port, count, path = '/') {
+          const bodies: string[] = [];
+          for (let i = 0; i < count; i++) bodies.push((await httpGet(vip, port, path)).body);
+          return bodies;
+        },
+        tlsContainer: tlsContainerIn(h),
+        refusals: AMPHORA_REFUSALS,
+        close: () => closeAll(closers),
+      };
+      return { api: new Api(h), env };
+    } catch (e) {
+      await closeAll(closers).catch(() => undefined);
+      throw e;
+    }
+  },
+};
+
+/** The OVN table's refusals, each with the faultstring of its kind. */
+function ovnRefusals(): Refusal[] {
+  return unsupported().map((u) => {
+    const kind = OvnCapabilities.find((c) => c.feature === u.feature)!.refusal(u.value).kind;
+    return { ...u, faultstring: faultstring('ovn', kind, u.reason) };
+  });
+}
+
+const FAILED = /^FAIL:/;
+
+const ovn: ProviderWorld = {
+  provider: 'ovn',
+  missing: ovnSandboxMissing,
+  async start() {
+    const lab = await startOvnLab();
+    const closers: Array<() => Promise<unknown>> = [() => lab.close()];
+    let h: Harness;
+    try {
+      h = await startHarness({ ...lab.config, ...WITH_KEY_MANAGER });
+      closers.push(() => h.close());
+      // Member health from the Southbound Service_Monitor rows, as `ostia health` runs it beside the API.
+      const watcher = await startOvnHealthWatcher(h.runtime);
+      closers.push(() => watcher.close());
+    } catch (e) {
+      await closeAll(closers).catch(() => undefined);
+      throw e;
+    }
+    // Flows follow the Northbound database asynchronously: traffic waits for the chassis to catch up.
+    const synced = () => lab.sb.nbctl('--wait=hv', 'sync');
+    const member = (name: keyof typeof BACKENDS, port: number): MemberSpec => ({ name, address: BACKENDS[name], port, subnetId: PRIVATE_SUBNET });
+    const env: ProviderEnv = {
+      provider: 'ovn',
+      vipSubnetId: PUBLIC_SUBNET,
+      vipAddress: () => undefined,
+      listenerPort: () => 80,
+      tcpMembers: [member('be1', HTTP_PORT), member('be2', HTTP_PORT)],
+      // be1's host listens on HTTP_PORT only: port 9 answers with a reset.
+      closedMember: { name: 'silent', address: BACKENDS.be1, port: 9, subnetId: PRIVATE_SUBNET },
+      clientCidr: `${CLIENT.ip}/32`,
+      async http(vip, port, count, path = '/') {
+        await synced();
+        return (await lab.sb.httpGets(CLIENT.name, `http://${vip}:${port}${path}`, count, 1_500)).map((a) => (FAILED.test(a) ? '' : a));
+      },
+      udp: {
+        members: [member('be1', UDP_PORT), member('be2', UDP_PORT)],
+        async ask(vip, port, count) {
+          await synced();
+          return (await lab.sb.udpAsks(CLIENT.name, vip, port, count, 1_000)).map((a) => (FAILED.test(a) ? '' : a));
+        },
+      },
+      tlsContainer: tlsContainerIn(h),
+      refusals: ovnRefusals(),
+      close: () => closeAll(closers),
+    };
+    return { api: new Api(h), env };
+  },
+};
+
+export const PROVIDER_WORLDS: readonly ProviderWorld[] = [amphora, ovn];
