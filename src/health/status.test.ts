@@ -1,30 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Heartbeat } from '../domain/amphora-config.js';
-import { deriveStatuses, heartbeatObservation, memberStatus, type ObservedTree, type StatusChange } from './status.js';
+import { deriveStatuses, heartbeatObservation, memberStatus, type ObservedTree } from './status.js';
+import { L1, L2, LB, M1, M2, M3, observedTree, P1, P2, row, sorted } from './status-fixture.js';
 
-const LB = '00000000-0000-4000-8000-000000000001';
-const L1 = '00000000-0000-4000-8000-000000000011';
-const L2 = '00000000-0000-4000-8000-000000000012';
-const P1 = '00000000-0000-4000-8000-000000000021';
-const P2 = '00000000-0000-4000-8000-000000000022';
-const M1 = '00000000-0000-4000-8000-000000000031';
-const M2 = '00000000-0000-4000-8000-000000000032';
-const M3 = '00000000-0000-4000-8000-000000000033';
-
-const row = (id: string, operating_status = 'ONLINE', extra: Partial<{ admin_state_up: number; provisioning_status: string }> = {}) => ({
-  id, admin_state_up: 1, provisioning_status: 'ACTIVE', operating_status, ...extra,
-});
-
-function tree(patch: Partial<ObservedTree> = {}): ObservedTree {
-  return {
-    lb: { ...row(LB), config_version: 3 },
-    listeners: [row(L1), row(L2)],
-    pools: [row(P1), row(P2)],
-    members: [{ ...row(M1), pool_id: P1 }, { ...row(M2), pool_id: P1 }, { ...row(M3, 'NO_MONITOR'), pool_id: P2 }],
-    ...patch,
-  };
-}
+const tree = observedTree;
 
 const stats = { bytesIn: 0, bytesOut: 0, activeConnections: 0, totalConnections: 0, requestErrors: 0 };
 
@@ -43,7 +23,6 @@ function heartbeat(patch: Partial<Heartbeat> = {}): Heartbeat {
 /** The amphora path: a heartbeat observed against the tree's config version, then the shared derivation. */
 const derive = (t: ObservedTree, hb: Heartbeat) => deriveStatuses(t, heartbeatObservation(hb, t.lb.config_version));
 
-const sorted = (changes: StatusChange[]) => [...changes].sort((a, b) => a.id.localeCompare(b.id));
 
 test('a healthy report of a healthy tree changes nothing', () => {
   assert.deepEqual(derive(tree(), heartbeat()), { changes: [], listenersComplete: true });

@@ -52,7 +52,7 @@ function syncNorthbound(load: OvnDepsLoader): Step {
       await whenConnected(ctx, deps, async () => {
         const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (await plannedState(ctx.db, deps, ctx.loadBalancerId)).desired);
         ctx.log.debug({ ...outcome }, 'northbound in sync');
-        await releaseHealthPorts(ctx.db, deps);
+        await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
       });
     },
   };
@@ -66,8 +66,8 @@ function removeNorthbound(load: OvnDepsLoader): Step {
       const lb = await ctx.db.kysely.selectFrom('load_balancer').select(['vip_port_id', 'additional_vips']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
       const ports = [lb.vip_port_id, ...(JSON.parse(lb.additional_vips) as Array<{ port_id: string }>).map((v) => v.port_id)].filter((p): p is string => !!p);
       await whenConnected(ctx, deps, async () => {
-        await deps.nb.remove(ctx.loadBalancerId, ports);
-        await releaseHealthPorts(ctx.db, deps);
+        const outcome = await deps.nb.remove(ctx.loadBalancerId, ports);
+        await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
       });
     },
   };

@@ -46,12 +46,17 @@ export async function reserveHealthPorts(db: Db, catalog: NetworkCatalog, subnet
 }
 
 /**
- * The source addresses no monitored member of any OVN load balancer needs any more (ignoring
- * what is being deleted): their switch ports go first, then `forgetHealthPorts`.
+ * The source addresses (all, or those among `candidates`) no monitored member of any OVN load
+ * balancer needs any more, ignoring what is being deleted: their switch ports go first, then
+ * `forgetHealthPorts`.
  */
-export async function unusedHealthPorts(db: Db, providers: readonly string[]): Promise<Array<{ id: string; name: string }>> {
-  const ports = await db.kysely.selectFrom('port').select(['id', 'subnet_id', 'device_id']).where('device_owner', '=', OWNER).execute();
+export async function unusedHealthPorts(db: Db, providers: readonly string[], candidates?: readonly string[]): Promise<Array<{ id: string; name: string }>> {
+  if (candidates && !candidates.length) return [];
+  let query = db.kysely.selectFrom('port').select(['id', 'subnet_id', 'device_id']).where('device_owner', '=', OWNER);
+  if (candidates) query = query.where('ip_address', 'in', [...candidates]);
+  const ports = await query.execute();
   if (!ports.length) return [];
+  const subnets = ports.map((p) => p.subnet_id);
   const used = await db.kysely
     .selectFrom('member')
     .innerJoin('pool', 'pool.id', 'member.pool_id')
@@ -62,6 +67,7 @@ export async function unusedHealthPorts(db: Db, providers: readonly string[]): P
     .where('load_balancer.provisioning_status', '!=', 'PENDING_DELETE')
     .where('member.provisioning_status', '!=', 'PENDING_DELETE')
     .where('health_monitor.provisioning_status', '!=', 'PENDING_DELETE')
+    .where((eb) => eb.or([eb('member.subnet_id', 'in', subnets), eb.and([eb('member.subnet_id', 'is', null), eb('load_balancer.vip_subnet_id', 'in', subnets)])]))
     .distinct()
     .execute();
   const needed = new Set(used.map((u) => u.subnet_id ?? u.vip_subnet_id));

@@ -14,7 +14,7 @@ import {
 } from '../../ovn/ovsdb/index.js';
 import { connectNorthbound, NB_DB } from './connection.js';
 import { OWNER, OWNER_KEY, type Desired, type DesiredPort, type DesiredRow } from './desired.js';
-import { NB_TABLES, Topology, type Named } from './topology.js';
+import { NB_TABLES, Topology, uuidSet, type Named } from './topology.js';
 
 const LB_COLUMNS = NB_TABLES.Load_Balancer.columns;
 /** Attempts of one change when another writer got there first. */
@@ -26,11 +26,30 @@ export interface SyncOutcome {
   /** Time spent in the NB transaction, ms. */
   transactMs: number;
   attempts: number;
+  /** Health-check source addresses the rows used before the change and no longer use. */
+  releasedSources: string[];
 }
 
 const asMap = (rec: Record<string, string>) => new Map<Atom, Atom>(Object.entries(rec));
 const uuidsIn = (d: Datum | undefined): string[] => (Array.isArray(d) ? d.filter((a): a is Uuid => a instanceof Uuid).map((a) => a.uuid) : []);
 const byUuid = (uuid: string): ['_uuid', '==', Uuid] => ['_uuid', '==', new Uuid(uuid)];
+
+/** The health-check source addresses in `ip_port_mappings` values (`<port>:<source>`, IPv6 in brackets). */
+function sourcesOf(mappings: ReadonlyArray<Record<string, string>>): Set<string> {
+  return new Set(mappings.flatMap((m) => Object.values(m)).map((v) => v.slice(v.indexOf(':') + 1).replace(/^\[(.*)\]$/, '$1')));
+}
+
+interface Planned {
+  ops: Operation[];
+  releasedSources: string[];
+}
+
+/** What rows as read used that the desired rows (if any) do not. */
+function released(current: ReadonlyArray<{ row: Row }>, desired?: Desired): string[] {
+  const before = sourcesOf(current.map(({ row }) => mapToRecord(row.ip_port_mappings)));
+  const after = sourcesOf(desired?.rows.map((r) => r.ipPortMappings) ?? []);
+  return [...before].filter((ip) => !after.has(ip));
+}
 
 /** A write lost to a concurrent writer (our `wait` failed) or a name taken meanwhile: re-read and retry. */
 function isRace(e: unknown): boolean {
@@ -108,11 +127,13 @@ export class Northbound {
   /**
    * Makes the database hold `desired()` for load balancer `name`. `desired` is called again on
    * every attempt: it reads the topology and Ostia's database after the rows it is compared with.
+   * `verify` also checks what a change takes on trust (attachments), for reconciliation.
    */
-  async sync(name: string, desired: () => Promise<Desired>): Promise<SyncOutcome> {
+  async sync(name: string, desired: () => Promise<Desired>, verify = false): Promise<SyncOutcome> {
     return this.retrying(async () => {
       const current = this.rowsNamed(name);
-      return this.plan(name, current, await desired());
+      const wanted = await desired();
+      return { ops: this.plan(name, current, wanted, verify), releasedSources: released(current, wanted) };
     });
   }
 
@@ -123,38 +144,37 @@ export class Northbound {
       const ops: Operation[] = [this.waitFor(name, current)];
       for (const { uuid } of current) ops.push({ op: 'delete', table: 'Load_Balancer', where: [byUuid(uuid)] });
       ops.push(...this.detachPorts(vipPortNames));
-      return ops;
+      return { ops, releasedSources: released(current) };
     });
   }
 
   /** Removes switch ports by name (a health-check source port no member needs any more). */
   async removePorts(names: readonly string[]): Promise<SyncOutcome> {
-    return this.retrying(async () => this.detachPorts(names));
+    return this.retrying(async () => ({ ops: this.detachPorts(names), releasedSources: [] }));
   }
 
   private detachPorts(names: readonly string[]): Operation[] {
     const ops: Operation[] = [];
     for (const name of names) {
       const port = this.topology.portNamed(name);
-      if (!port) continue;
-      for (const [uuid, ls] of this.monitor.tables.get('Logical_Switch')!)
-        if (uuidsIn(ls.ports).includes(port.uuid)) ops.push({ op: 'mutate', table: 'Logical_Switch', where: [byUuid(uuid)], mutations: [['ports', 'delete', [new Uuid(port.uuid)]]] });
+      const ls = port && this.topology.switchOfPort(port.uuid);
+      if (port && ls) ops.push({ op: 'mutate', table: 'Logical_Switch', where: [byUuid(ls.uuid)], mutations: [['ports', 'delete', [new Uuid(port.uuid)]]] });
     }
     return ops;
   }
 
-  private async retrying(plan: () => Promise<Operation[]>): Promise<SyncOutcome> {
+  private async retrying(plan: () => Promise<Planned>): Promise<SyncOutcome> {
     for (let attempt = 1; ; attempt++) {
-      const ops = await plan();
+      const { ops, releasedSources } = await plan();
       const writes = ops.filter((o) => o.op !== 'wait').length;
-      if (!writes) return { operations: 0, transactMs: 0, attempts: attempt };
+      if (!writes) return { operations: 0, transactMs: 0, attempts: attempt, releasedSources };
       const started = performance.now();
       try {
         await this.client.transact(NB_DB, ops);
         const transactMs = performance.now() - started;
         this.stats.transactions++;
         this.stats.transactMs += transactMs;
-        return { operations: ops.length, transactMs, attempts: attempt };
+        return { operations: ops.length, transactMs, attempts: attempt, releasedSources };
       } catch (e) {
         if (!isRace(e) || attempt >= MAX_ATTEMPTS) throw e;
         this.stats.retries++;
@@ -178,7 +198,7 @@ export class Northbound {
     };
   }
 
-  private plan(name: string, current: ReadonlyArray<{ uuid: string; row: Row }>, desired: Desired): Operation[] {
+  private plan(name: string, current: ReadonlyArray<{ uuid: string; row: Row }>, desired: Desired, verify: boolean): Operation[] {
     const ops: Operation[] = [this.waitFor(name, current)];
     const checks = this.monitor.tables.get('Load_Balancer_Health_Check')!;
     const refs: Atom[] = [];
@@ -207,8 +227,8 @@ export class Northbound {
       }
     });
     for (const { uuid } of current) if (!kept.has(uuid)) ops.push({ op: 'delete', table: 'Load_Balancer', where: [byUuid(uuid)] });
-    this.planAttachments('Logical_Switch', desired.switches, refs, current, 'ls_refs', ops);
-    this.planAttachments('Logical_Router', desired.routers, refs, current, 'lr_ref', ops);
+    this.planAttachments('Logical_Switch', desired.switches, refs, current, 'ls_refs', verify, ops);
+    this.planAttachments('Logical_Router', desired.routers, refs, current, 'lr_ref', verify, ops);
     desired.ports.forEach((p, i) => this.planPort(p, `port${i}`, ops));
     return ops;
   }
@@ -239,26 +259,32 @@ export class Northbound {
 
   /**
    * Attaches the rows to the switches (routers) they belong on, and detaches them from those
-   * the previous state named (`ls_refs`/`lr_ref`) that they no longer belong on.
+   * the previous state named (`ls_refs`/`lr_ref`) that they no longer belong on. A row already
+   * there and a holder the previous state named are taken as attached (the holder's set grows
+   * with every load balancer, so it is not searched on every change) unless `verify` asks for
+   * the check, as reconciliation does.
    */
-  private planAttachments(table: 'Logical_Switch' | 'Logical_Router', wanted: readonly Named[], refs: Atom[], current: ReadonlyArray<{ uuid: string; row: Row }>, key: string, ops: Operation[]): void {
+  private planAttachments(table: 'Logical_Switch' | 'Logical_Router', wanted: readonly Named[], refs: Atom[], current: ReadonlyArray<{ uuid: string; row: Row }>, key: string, verify: boolean, ops: Operation[]): void {
+    const rows = this.monitor.tables.get(table)!;
     const keptUuids = refs.filter((r): r is Uuid => r instanceof Uuid).map((r) => r.uuid);
-    for (const holder of wanted) {
-      const held = new Set(uuidsIn(holder.row.load_balancer));
-      if (refs.every((r) => r instanceof Uuid && held.has(r.uuid))) continue;
-      ops.push({ op: 'mutate', table, where: [byUuid(holder.uuid)], mutations: [['load_balancer', 'insert', refs]] });
-    }
-    const wantedNames = new Set(wanted.map((h) => h.name));
     const previous = new Set<string>();
     for (const { row } of current) {
       const value = mapToRecord(row.external_ids)[key];
       if (!value) continue;
       for (const n of key === 'ls_refs' ? Object.keys(JSON.parse(value) as Record<string, number>) : value.split(',')) previous.add(n);
     }
-    for (const [uuid, holder] of this.monitor.tables.get(table)!) {
+    for (const holder of wanted) {
+      const row = rows.get(holder.uuid);
+      const attached = verify ? row !== undefined && keptUuids.every((u) => uuidSet(row, 'load_balancer').has(u)) : previous.has(holder.name);
+      if (attached && refs.every((r) => r instanceof Uuid)) continue;
+      ops.push({ op: 'mutate', table, where: [byUuid(holder.uuid)], mutations: [['load_balancer', 'insert', refs]] });
+    }
+    const wantedNames = new Set(wanted.map((h) => h.name));
+    if (!keptUuids.length) return;
+    for (const [uuid, holder] of rows) {
       const holderName = String(holder.name);
-      if (!previous.has(holderName) || wantedNames.has(holderName) || !keptUuids.length) continue;
-      ops.push({ op: 'mutate', table, where: [byUuid(uuid)], mutations: [['load_balancer', 'delete', keptUuids.map((u) => new Uuid(u))]] });
+      if (previous.has(holderName) && !wantedNames.has(holderName))
+        ops.push({ op: 'mutate', table, where: [byUuid(uuid)], mutations: [['load_balancer', 'delete', keptUuids.map((u) => new Uuid(u))]] });
     }
   }
 

@@ -46,7 +46,7 @@ export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): P
     if (!SETTLED.includes(lb.provisioning_status)) continue;
     report.checked++;
     try {
-      const outcome = await nb.sync(lb.id, async () => (await plannedState(db, deps, lb.id)).desired);
+      const outcome = await nb.sync(lb.id, async () => (await plannedState(db, deps, lb.id)).desired, true);
       if (outcome.operations) {
         report.rewritten++;
         log.info({ load_balancer_id: lb.id, operations: outcome.operations }, 'rewrote northbound rows that differed from the load balancer');

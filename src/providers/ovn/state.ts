@@ -26,9 +26,12 @@ export async function plannedState(db: Db, deps: OvnDeps, lbId: string): Promise
   return { desired, facts: facts(new Set(desired.unreachableMembers)) };
 }
 
-/** Switch ports of health-check sources no member needs any more go, then their reservations. */
-export async function releaseHealthPorts(db: Db, deps: OvnDeps): Promise<void> {
-  const unused = await unusedHealthPorts(db, deps.providerNames);
+/**
+ * Switch ports of health-check sources no member needs any more go, then their reservations:
+ * among `candidates` (what a change stopped using), or all of them.
+ */
+export async function releaseHealthPorts(db: Db, deps: OvnDeps, candidates?: readonly string[]): Promise<void> {
+  const unused = await unusedHealthPorts(db, deps.providerNames, candidates);
   if (!unused.length) return;
   await deps.nb.removePorts(unused.map((p) => p.name));
   await forgetHealthPorts(db, unused.map((p) => p.id));

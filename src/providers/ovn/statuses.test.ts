@@ -1,32 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ObservedTree, StatusChange } from '../../health/status.js';
+import type { ObservedTree } from '../../health/status.js';
+import { L1, L2, LB, M1, M2, M3, M4, member, observedTree, P1, P2, row, sorted } from '../../health/status-fixture.js';
 import { healthFacts, ovnMemberStatuses, ovnStatusChanges, probedByOvn, type OvnHealthFacts, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
 
-const LB = '00000000-0000-4000-8000-000000000001';
-const L1 = '00000000-0000-4000-8000-000000000011';
-const L2 = '00000000-0000-4000-8000-000000000012';
-const P1 = '00000000-0000-4000-8000-000000000021';
-const P2 = '00000000-0000-4000-8000-000000000022';
-const M1 = '00000000-0000-4000-8000-000000000031';
-const M2 = '00000000-0000-4000-8000-000000000032';
-const M3 = '00000000-0000-4000-8000-000000000033';
-const M4 = '00000000-0000-4000-8000-000000000034';
-
-type Extra = Partial<{ admin_state_up: number; provisioning_status: string }>;
-const row = (id: string, operating_status = 'ONLINE', extra: Extra = {}) => ({ id, admin_state_up: 1, provisioning_status: 'ACTIVE', operating_status, ...extra });
-const member = (id: string, pool_id: string, operating_status = 'ONLINE', extra: Extra = {}) => ({ ...row(id, operating_status, extra), pool_id });
-
 /** P1 is probed (M1, M2, and M4 disabled); P2 has no monitor OVN runs (M3). */
-function tree(patch: Partial<ObservedTree> = {}): ObservedTree {
-  return {
-    lb: { ...row(LB), config_version: 3 },
-    listeners: [row(L1), row(L2)],
-    pools: [row(P1), row(P2)],
-    members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'OFFLINE', { admin_state_up: 0 })],
-    ...patch,
-  };
-}
+const tree = (patch: Partial<ObservedTree> = {}) =>
+  observedTree({ members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'OFFLINE', { admin_state_up: 0 })], ...patch });
 
 const facts = (monitors: Record<string, ServiceMonitorStatus> = {}, extra: Partial<OvnHealthFacts> = {}): OvnHealthFacts => ({
   monitoredPools: new Set([P1]),
@@ -34,7 +14,6 @@ const facts = (monitors: Record<string, ServiceMonitorStatus> = {}, extra: Parti
   ...extra,
 });
 
-const sorted = (changes: StatusChange[]) => [...changes].sort((a, b) => a.id.localeCompare(b.id));
 
 test('every probed member online: a healthy tree stays as it is', () => {
   assert.deepEqual(ovnStatusChanges(tree(), facts({ [M1]: 'online', [M2]: 'online' })), []);
