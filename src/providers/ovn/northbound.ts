@@ -16,7 +16,15 @@ import { connectNorthbound, NB_DB } from './connection.js';
 import { OWNER, OWNER_KEY, type Desired, type DesiredPort, type DesiredRow } from './desired.js';
 import { NB_TABLES, Topology, uuidSet, type Named } from './topology.js';
 
-const LB_COLUMNS = NB_TABLES.Load_Balancer.columns;
+/** The health-check columns and table, absent from Northbound schemas before OVN 2.12. */
+const HEALTH_COLUMNS = ['health_check', 'ip_port_mappings'];
+
+/** What to monitor: everything the provider reads, less the health checks a schema may lack. */
+function monitoredTables(healthChecks: boolean): Record<string, { columns: string[] }> {
+  if (healthChecks) return NB_TABLES;
+  const { Load_Balancer_Health_Check: _checks, ...rest } = NB_TABLES;
+  return { ...rest, Load_Balancer: { columns: NB_TABLES.Load_Balancer.columns.filter((c) => !HEALTH_COLUMNS.includes(c)) } };
+}
 /** Attempts of one change when another writer got there first. */
 const MAX_ATTEMPTS = 8;
 
@@ -58,6 +66,8 @@ function isRace(e: unknown): boolean {
 
 export class Northbound {
   readonly topology: Topology;
+  /** The Load_Balancer columns this database has and the provider writes. */
+  private readonly lbColumns: string[];
   /** Transactions this connection committed and the time they took (for the bench and logs). */
   readonly stats = { transactions: 0, transactMs: 0, retries: 0 };
   /** Load_Balancer row uuids by name: a load balancer's rows without scanning the table. */
@@ -71,6 +81,7 @@ export class Northbound {
     private readonly log: Logger | undefined,
   ) {
     this.topology = new Topology(monitor);
+    this.lbColumns = monitoredTables(healthChecks).Load_Balancer!.columns;
     for (const [uuid, row] of monitor.tables.get('Load_Balancer') ?? []) this.index(uuid, undefined, row);
     monitor.on('change', (c: { table: string; uuid: string; row?: Row; old?: Row }) => {
       if (c.table === 'Load_Balancer') this.index(c.uuid, c.old, c.row);
@@ -88,7 +99,7 @@ export class Northbound {
         if (!(e instanceof HealthCheckUnsupportedError)) throw e;
         healthChecks = false;
       }
-      const monitor = await client.monitor(NB_DB, NB_TABLES);
+      const monitor = await client.monitor(NB_DB, monitoredTables(healthChecks));
       return new Northbound(client, monitor, healthChecks, log);
     } catch (e) {
       client.close();
@@ -191,16 +202,17 @@ export class Northbound {
       op: 'wait',
       table: 'Load_Balancer',
       where: [['name', '==', name]],
-      columns: LB_COLUMNS,
+      columns: this.lbColumns,
       until: '==',
-      rows: current.map(({ row }) => Object.fromEntries(LB_COLUMNS.map((c) => [c, row[c]!]))),
+      rows: current.map(({ row }) => Object.fromEntries(this.lbColumns.map((c) => [c, row[c]!]))),
       timeoutMs: 0,
     };
   }
 
   private plan(name: string, current: ReadonlyArray<{ uuid: string; row: Row }>, desired: Desired, verify: boolean): Operation[] {
     const ops: Operation[] = [this.waitFor(name, current)];
-    const checks = this.monitor.tables.get('Load_Balancer_Health_Check')!;
+    if (!this.healthChecks && desired.rows.some((d) => d.checks.length)) throw new HealthCheckUnsupportedError();
+    const checks = this.monitor.tables.get('Load_Balancer_Health_Check') ?? new Map<string, Row>();
     const refs: Atom[] = [];
     const kept = new Set<string>();
     desired.rows.forEach((d, i) => {
@@ -214,13 +226,12 @@ export class Northbound {
         selection_fields: d.selectionFields,
         options: asMap(d.options),
         external_ids: asMap(d.externalIds),
-        health_check: healthCheck,
-        ip_port_mappings: asMap(d.ipPortMappings),
+        ...(this.healthChecks && { health_check: healthCheck, ip_port_mappings: asMap(d.ipPortMappings) }),
       };
       if (cur) {
         kept.add(cur.uuid);
         refs.push(new Uuid(cur.uuid));
-        if (!LB_COLUMNS.every((c) => datumEquals(cur.row[c] as Datum, row[c]!))) ops.push({ op: 'update', table: 'Load_Balancer', where: [byUuid(cur.uuid)], row: row as RowInput });
+        if (!this.lbColumns.every((c) => datumEquals(cur.row[c] as Datum, row[c]!))) ops.push({ op: 'update', table: 'Load_Balancer', where: [byUuid(cur.uuid)], row: row as RowInput });
       } else {
         ops.push({ op: 'insert', table: 'Load_Balancer', row: row as RowInput, uuidName: `lb${i}` });
         refs.push(new NamedUuid(`lb${i}`));
