@@ -103,6 +103,14 @@ test('the ovn provider through ostia up and the openstack CLI', { skip: ovnSandb
     await until(`member ${member} ${want}`, read, (s) => s === want, STATUS_TIMEOUT_MS);
     return String((await show(['loadbalancer', 'member', 'show', 'tcp-pool', member])).operating_status);
   };
+  /** Until the TCP row's `neutron:member_status` (upstream's record, rewritten by the health role) says `want` for `member`. */
+  const waitRecordedStatus = async (member: string, want: string) => {
+    const read = async () => {
+      const [row] = await nbRows(lab.sb, 'Load_Balancer', ['external_ids'], `name=${lbId}`, 'protocol=tcp');
+      return (JSON.parse((row?.external_ids as Record<string, string> | undefined)?.['neutron:member_status'] ?? '{}') as Record<string, string>)[tcpMemberIds[member]!];
+    };
+    return until(`neutron:member_status of ${member} ${want}`, read, (s) => s === want, STATUS_TIMEOUT_MS);
+  };
   const statusTree = async () => JSON.parse((await cli.ok(CLOUD, ['loadbalancer', 'status', 'show', lbId])).stdout) as Obj;
   const lbRows = () => nbRows(lab.sb, 'Load_Balancer', LB_COLUMNS, `name=${lbId}`);
   const rowOf = (rows: NbRow[], protocol: string) => rows.find((r) => r.protocol === protocol);
@@ -185,6 +193,7 @@ test('the ovn provider through ostia up and the openstack CLI', { skip: ovnSandb
           assert.equal(await waitMemberStatus('be2', 'ONLINE'), 'ONLINE');
           const pool = poolStatus(await statusTree(), 'tcp-pool');
           assert.equal(pool.operating_status, 'DEGRADED', JSON.stringify(pool));
+          assert.equal(await waitRecordedStatus('be1', 'ERROR'), 'ERROR');
         });
       } finally {
         lab.servers.set('be1', await lab.sb.serveHttp('be1', BACKENDS.be1, HTTP_PORT));
@@ -197,6 +206,7 @@ test('the ovn provider through ostia up and the openstack CLI', { skip: ovnSandb
       });
       await t.test('the restarted backend is an ONLINE member again', async () => {
         assert.equal(await waitMemberStatus('be1', 'ONLINE'), 'ONLINE');
+        assert.equal(await waitRecordedStatus('be1', 'ONLINE'), 'ONLINE');
         const pool = poolStatus(await statusTree(), 'tcp-pool');
         assert.equal(pool.operating_status, 'ONLINE', JSON.stringify(pool));
       });

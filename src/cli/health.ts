@@ -35,12 +35,28 @@ export function ovnProviderEnabled(config: Config): boolean {
   return providerEnabled(config, 'ovn');
 }
 
-/** Member health of OVN load balancers, from the Southbound database OVN's probes write to. */
+/**
+ * Member health of OVN load balancers, from the Southbound database OVN's probes write to; the
+ * statuses are also written back into the load balancers' rows (`neutron:member_status`), as
+ * upstream's agent does, for the tooling that reads them there.
+ */
 export async function startOvnHealthWatcher(runtime: Runtime): Promise<{ close(): Promise<void> }> {
-  const [{ connectSouthbound }, { OvnHealthWatcher }] = await Promise.all([import('../providers/ovn/connection.js'), import('../providers/ovn/health-watcher.js')]);
+  const [{ connectSouthbound }, { OvnHealthWatcher }, { syncSettled }] = await Promise.all([
+    import('../providers/ovn/connection.js'),
+    import('../providers/ovn/health-watcher.js'),
+    import('../providers/ovn/state.js'),
+  ]);
   const log = runtime.log.child({ role: 'health', provider: 'ovn' });
   const sb = await connectSouthbound(runtime.config.ovn, log);
   const watcher = new OvnHealthWatcher({ db: runtime.db, sb, log });
+  watcher.on('applied', (_changes: unknown, loadBalancers: string[]) => {
+    if (!loadBalancers.length) return;
+    void runtime
+      .ovn()
+      .then((deps) => syncSettled(runtime.db, deps, loadBalancers))
+      .then(({ failed }) => failed.forEach(({ id, error }) => log.warn({ load_balancer_id: id, err: error }, 'could not record member statuses in the northbound rows')))
+      .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not record member statuses in the northbound rows'));
+  });
   try {
     await watcher.start();
   } catch (e) {

@@ -48,7 +48,10 @@ const memberKey = (m: ProbedMember): string | undefined => backendKey(m.protocol
 /** When several rows probe one backend (different logical ports), the worst known verdict stands. */
 const verdictRank: Record<ServiceMonitorStatus, number> = { '': 0, online: 1, offline: 2, error: 2 };
 
-/** Events: 'applied' (StatusChange[]) after every pass, 'failed' (Error) when a pass failed and will be retried. */
+/**
+ * Events: 'applied' (StatusChange[], ids of the load balancers whose members changed) after every
+ * pass, 'failed' (Error) when a pass failed and will be retried.
+ */
 export class OvnHealthWatcher extends EventEmitter {
   private monitor: Monitor | undefined;
   /** Backends changed since the last pass; all of them at start and after a resync. */
@@ -134,8 +137,8 @@ export class OvnHealthWatcher extends EventEmitter {
   /** False when the pass failed: its backends are touched again, for the retry. */
   private async applyAndReport(touched: Touched): Promise<boolean> {
     try {
-      const changes = touched === 'all' || touched.size ? await this.apply(touched) : [];
-      this.emit('applied', changes);
+      const { changes, loadBalancers } = touched === 'all' || touched.size ? await this.apply(touched) : { changes: [], loadBalancers: [] };
+      this.emit('applied', changes, loadBalancers);
       return true;
     } catch (err) {
       this.touched = touched === 'all' || this.touched === 'all' ? 'all' : new Map([...touched, ...this.touched]);
@@ -146,7 +149,7 @@ export class OvnHealthWatcher extends EventEmitter {
   }
 
   /** One transaction: the touched backends' load balancers, their trees, their new statuses. */
-  private apply(touched: Touched): Promise<StatusChange[]> {
+  private apply(touched: Touched): Promise<{ changes: StatusChange[]; loadBalancers: string[] }> {
     const verdicts = this.verdicts();
     return this.opts.db.kysely.transaction().execute(async (trx) => {
       const ports = touched === 'all' ? undefined : [...new Set(touched.values())];
@@ -160,13 +163,16 @@ export class OvnHealthWatcher extends EventEmitter {
         byLb.set(m.loadBalancerId, list);
       }
       const changes: StatusChange[] = [];
+      const loadBalancers: string[] = [];
       for (const [lbId, tree] of trees) {
         const facts = healthFacts(byLb.get(lbId) ?? [], (m) => verdicts.get(memberKey(m) ?? ''));
-        changes.push(...ovnStatusChanges(tree, facts));
+        const lbChanges = ovnStatusChanges(tree, facts);
+        if (lbChanges.some((c) => c.table === 'member')) loadBalancers.push(lbId);
+        changes.push(...lbChanges);
       }
       await writeStatusChanges(trx, changes);
       if (changes.length) this.opts.log.info({ changes: changes.length, loadBalancers: lbIds.length }, 'OVN member health applied');
-      return changes;
+      return { changes, loadBalancers };
     });
   }
 

@@ -10,7 +10,7 @@ import type { Db } from '../../db/database.js';
 import { mapToRecord } from '../../ovn/ovsdb/index.js';
 import type { OvnDeps } from './deps.js';
 import { OWNER, OWNER_KEY } from './desired.js';
-import { plannedState, releaseHealthPorts } from './state.js';
+import { releaseHealthPorts, SETTLED, syncSettled } from './state.js';
 
 export interface ReconcileReport {
   checked: number;
@@ -19,7 +19,8 @@ export interface ReconcileReport {
   failed: number;
 }
 
-const SETTLED = ['ACTIVE', 'ERROR'];
+/** Load balancers per progress line (and per query of their states). */
+const PROGRESS_EVERY = 1000;
 
 export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): Promise<ReconcileReport> {
   const { nb } = deps;
@@ -41,21 +42,16 @@ export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): P
     log.info({ load_balancer_id: name }, 'removed northbound rows of a load balancer Ostia does not have');
   }
 
-  const progressEvery = 1000;
-  for (const lb of stored) {
-    if (!SETTLED.includes(lb.provisioning_status)) continue;
-    report.checked++;
-    try {
-      const outcome = await nb.sync(lb.id, async () => (await plannedState(db, deps, lb.id)).desired, true);
-      if (outcome.operations) {
-        report.rewritten++;
-        log.info({ load_balancer_id: lb.id, operations: outcome.operations }, 'rewrote northbound rows that differed from the load balancer');
-      }
-    } catch (e) {
-      report.failed++;
-      log.warn({ load_balancer_id: lb.id, err: (e as Error).message }, 'could not reconcile a load balancer with the northbound database');
-    }
-    if (report.checked % progressEvery === 0) log.info({ ...report, of: stored.length }, 'reconciling the northbound database');
+  const settled = stored.filter((lb) => SETTLED.includes(lb.provisioning_status)).map((lb) => lb.id);
+  for (let i = 0; i < settled.length; i += PROGRESS_EVERY) {
+    const batch = settled.slice(i, i + PROGRESS_EVERY);
+    const { rewritten, failed } = await syncSettled(db, deps, batch, true);
+    report.checked += batch.length;
+    report.rewritten += rewritten.length;
+    report.failed += failed.length;
+    for (const id of rewritten) log.info({ load_balancer_id: id }, 'rewrote northbound rows that differed from the load balancer');
+    for (const { id, error } of failed) log.warn({ load_balancer_id: id, err: error }, 'could not reconcile a load balancer with the northbound database');
+    if (settled.length > PROGRESS_EVERY) log.info({ ...report, of: settled.length }, 'reconciling the northbound database');
   }
   await releaseHealthPorts(db, deps);
   return report;

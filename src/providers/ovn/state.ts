@@ -36,3 +36,25 @@ export async function releaseHealthPorts(db: Db, deps: OvnDeps, candidates?: rea
   await deps.nb.removePorts(unused.map((p) => p.name));
   await forgetHealthPorts(db, unused.map((p) => p.id));
 }
+
+/** Provisioning states in which no job owns a load balancer, so its rows may be rewritten from the database. */
+export const SETTLED = ['ACTIVE', 'ERROR'];
+
+/**
+ * Rewrites the rows of those of `lbIds` that are settled (a job in flight writes its own), e.g.
+ * after the health watcher changed member statuses (`neutron:member_status`); returns the ids
+ * whose rows changed and those that failed, with the reason.
+ */
+export async function syncSettled(db: Db, deps: OvnDeps, lbIds: readonly string[], verify = false): Promise<{ rewritten: string[]; failed: Array<{ id: string; error: string }> }> {
+  const out = { rewritten: [] as string[], failed: [] as Array<{ id: string; error: string }> };
+  if (!lbIds.length) return out;
+  const settled = await db.kysely.selectFrom('load_balancer').select('id').where('id', 'in', [...lbIds]).where('provisioning_status', 'in', SETTLED).execute();
+  for (const { id } of settled) {
+    try {
+      if ((await deps.nb.sync(id, async () => (await plannedState(db, deps, id)).desired, verify)).operations) out.rewritten.push(id);
+    } catch (e) {
+      out.failed.push({ id, error: (e as Error).message });
+    }
+  }
+  return out;
+}
