@@ -140,6 +140,8 @@ function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtim
     : `Ostia ${what} is running over ${store}.`,
   ];
   if (a.health_listen) lines.push(`Amphora heartbeats are received on ${a.health_listen} (UDP).`);
+  if (ovnProviderEnabled(config) && roles.worker) lines.push(`OVN load balancers are written to ${config.ovn.nbConnection}.`);
+  if (ovnProviderEnabled(config) && roles.health) lines.push(`OVN member health is read from ${config.ovn.sbConnection}.`);
   if (clouds) {
     const names = Object.keys((parseYaml(clouds) as { clouds: object }).clouds);
     lines.push(
