@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import { publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
-import { ProviderRegistry } from './providers/registry.js';
+import { providerEnabled, ProviderRegistry } from './providers/registry.js';
 import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
 import { Worker } from './controller/worker.js';
 import { buildApp } from './api/app.js';
@@ -20,7 +20,8 @@ import { agentClients, type AmphoraDepsLoader } from './providers/amphora/deps.j
 import { openOnce } from './providers/open-once.js';
 import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymanager/index.js';
 import { ovnDriver } from './providers/ovn/driver.js';
-import { networkView, type OvnDeps } from './providers/ovn/deps.js';
+import type { OvnDeps } from './providers/ovn/deps.js';
+import { ovnMachinery } from './providers/ovn/machinery.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -75,26 +76,6 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
   });
 }
 
-/** How long an OVN flow waits for a lost Northbound connection before it fails the change. */
-const OVN_RECONNECT_WAIT_MS = 300_000;
-
-/**
- * The ovn provider's machinery: one Northbound connection per process, opened by the first flow
- * that needs it (or, in a worker, at start). `onOpen` runs once the connection exists, however
- * long the database took to appear.
- */
-function ovnDeps(config: Config, catalog: NetworkCatalog, log: Logger, providers: ProviderRegistry, onOpen: (deps: OvnDeps) => void): { load: () => Promise<OvnDeps>; close(): void } {
-  let opened: OvnDeps | undefined;
-  const load = openOnce(async () => {
-    const { Northbound } = await import('./providers/ovn/northbound.js');
-    const nb = await Northbound.open(config.ovn, log.child({ provider: 'ovn' }));
-    opened = { nb, catalog, network: networkView(catalog, config.ovn), providerNames: providers.namesOf('ovn'), reconnectWaitMs: OVN_RECONNECT_WAIT_MS };
-    onOpen(opened);
-    return opened;
-  });
-  return { load, close: () => opened?.nb.close() };
-}
-
 export async function createRuntime(config: Config, opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.logger || pino({ level: opts.logger === false ? 'silent' : config.log.level });
   const db = await openDatabase(config.database.url);
@@ -105,18 +86,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const { keyManager, api: keyManagerApi } = createKeyManager(config, { db, publicUrl });
   const amphora = amphoraDeps(config, keyManager);
   const network = new NetworkCatalog(config.network);
-  // The registry and the OVN machinery refer to each other (provider names ↔ driver): the loader is only called after both exist.
-  let ovn: ReturnType<typeof ovnDeps> | undefined;
+  // A worker reconciles the Northbound database with ours when it connects and after every reconnection.
+  const ovn = ovnMachinery(config, network, db, log.child({ role: opts.worker ? 'worker' : 'api' }), { reconcile: !!opts.worker });
   const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, {
     amphora: () => amphoraDriver(amphora),
-    ovn: () => ovnDriver(() => ovn!.load(), network, config),
-  });
-  // A worker reconciles the Northbound database when the connection opens and after every reconnection.
-  const ovnLog = log.child({ role: 'worker', provider: 'ovn' });
-  ovn = ovnDeps(config, network, log, providers, (opened) => {
-    if (!opts.worker) return;
-    void reconcileOvn(db, opened, ovnLog, 'start');
-    opened.nb.client.on('reconnected', () => void reconcileOvn(db, opened, ovnLog, 'reconnected'));
+    ovn: () => ovnDriver(ovn.load, network, config),
   });
   const deps: ApiDeps = {
     db,
@@ -138,8 +112,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {
       worker?.start();
-      if (worker && providers.namesOf('ovn').length)
-        ovn.load().catch((e: unknown) => ovnLog.error({ err: (e as Error).message }, 'cannot reach the OVN Northbound database; the next OVN change retries'));
+      if (worker && providerEnabled(config.api.enabledProviders, 'ovn')) ovn.warmUp();
       if (!app) return undefined;
       await app.listen({ host: config.api.host, port: config.api.port });
       const addr = app.server.address();
@@ -149,19 +122,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     async close() {
       await app?.close();
       await worker?.close();
-      ovn?.close();
+      await ovn.close();
       await signal.close();
       await db.close();
     },
   };
-}
-
-/** One reconciliation; a failure is logged and the worker goes on (the next reconnection or restart retries). */
-async function reconcileOvn(db: Db, deps: OvnDeps, log: Logger, why: string): Promise<void> {
-  const { reconcileNorthbound } = await import('./providers/ovn/reconcile.js');
-  try {
-    log.info({ ...(await reconcileNorthbound(db, deps, log)), why }, 'northbound reconciled');
-  } catch (e) {
-    log.error({ err: (e as Error).message, why }, 'northbound reconciliation failed; the next reconnection or restart retries it');
-  }
 }

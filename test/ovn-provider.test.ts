@@ -9,6 +9,7 @@ import { startHarness, type Harness } from './support/harness.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_LS, PRIVATE_SUBNET, PUBLIC_LS, PUBLIC_SUBNET, ROUTER, startOvnLab, tally, UDP_PORT, type OvnLab } from './support/ovn-lab.js';
 import { ovnSandboxMissing } from './support/ovn-sandbox.js';
 import { asSet, nbRows } from './support/ovn-rows.js';
+import { waitMonitor } from './support/ovn-readiness.js';
 
 async function json<T = Record<string, unknown>>(h: Harness, method: string, url: string, body?: unknown): Promise<T> {
   const res = await h.request(method, url, { body });
@@ -135,6 +136,29 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       assert.equal(await lab.sb.nbctl('--bare', '--columns=_uuid,vips,external_ids', 'list', 'Load_Balancer'), before);
     });
 
+    await t.test('a member joining a backend OVN already probes as down is ERROR when its change settles', async () => {
+      // No health role runs here: the status can only come from the settling change asking the Southbound.
+      await lab.sb.stopServer(lab.servers.get('be1')!);
+      try {
+        await waitMonitor(lab.sb, BACKENDS.be1, HTTP_PORT, 'offline');
+        const second = await json<{ loadbalancer: { id: string } }>(harness, 'POST', '/v2/lbaas/loadbalancers', {
+          loadbalancer: {
+            provider: 'ovn',
+            vip_subnet_id: PUBLIC_SUBNET,
+            listeners: [{ protocol: 'TCP', protocol_port: 81, default_pool: { name: 'late', protocol: 'TCP', lb_algorithm: 'SOURCE_IP_PORT', healthmonitor: { type: 'TCP', delay: 2, timeout: 1, max_retries: 1 }, members: members(HTTP_PORT).slice(0, 1) } }],
+          },
+        });
+        assert.equal(await harness.settled(second.loadbalancer.id), 'ACTIVE');
+        const tree = (await json<{ statuses: { loadbalancer: { operating_status: string; listeners: Array<{ pools: Array<{ operating_status: string; members: Array<{ operating_status: string }> }> }> } } }>(harness, 'GET', `/v2/lbaas/loadbalancers/${second.loadbalancer.id}/status`)).statuses.loadbalancer;
+        const pool = tree.listeners[0]!.pools[0]!;
+        assert.deepEqual([pool.members[0]!.operating_status, pool.operating_status, tree.operating_status], ['ERROR', 'ERROR', 'ERROR']);
+        assert.equal((await harness.request('DELETE', `/v2/lbaas/loadbalancers/${second.loadbalancer.id}?cascade=true`)).statusCode, 204);
+        assert.equal(await harness.settled(second.loadbalancer.id), 'DELETED');
+      } finally {
+        lab.servers.set('be1', await lab.sb.serveHttp('be1', BACKENDS.be1, HTTP_PORT));
+      }
+    });
+
     await t.test('removing the health monitor removes its check, mappings and source port', async () => {
       const hm = (await json<{ pool: { healthmonitor_id: string } }>(harness, 'GET', `/v2/lbaas/pools/${tcpPool}`)).pool.healthmonitor_id;
       const del = await harness.request('DELETE', `/v2/lbaas/healthmonitors/${hm}`);
@@ -145,7 +169,8 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
       assert.deepEqual(asList(tcp.health_check), []);
       assert.deepEqual(await find(lab, 'Load_Balancer_Health_Check', ['_uuid', 'vip', 'options']), []);
       assert.deepEqual(await find(lab, 'Logical_Switch_Port', ['type', 'addresses'], `name=ovn-lb-hm-${PRIVATE_SUBNET}`), []);
-      assert.deepEqual((await poolMembers()).map(() => 'NO_MONITOR'), (await json<{ members: Array<{ operating_status: string }> }>(harness, 'GET', `/v2/lbaas/pools/${tcpPool}/members`)).members.map((m) => m.operating_status));
+      const statuses = (await json<{ members: Array<{ operating_status: string }> }>(harness, 'GET', `/v2/lbaas/pools/${tcpPool}/members`)).members.map((m) => m.operating_status);
+      assert.deepEqual(statuses, ['NO_MONITOR', 'NO_MONITOR']);
     });
 
     await t.test('a cascade delete removes every row and port it wrote', async () => {

@@ -1,7 +1,7 @@
 /** `ostia health`: the health manager as its own process, beside `ostia api` and `ostia worker`. */
 import type { Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
-import { ProviderAliases } from '../providers/registry.js';
+import { providerEnabled } from '../providers/registry.js';
 import { CliError, type Command } from './command.js';
 import { configFromFlags, databaseOption, dataDirOption, requirePostgres } from './settings.js';
 
@@ -24,51 +24,23 @@ export const health: Command = {
   },
 };
 
-const providerEnabled = (config: Config, canonical: string) => config.api.enabledProviders.some((name) => (ProviderAliases[name] ?? name) === canonical);
-
 /** Health and housekeeping look after amphorae, which only the amphora provider (or an alias) builds. */
 export function amphoraProviderEnabled(config: Config): boolean {
-  return providerEnabled(config, 'amphora');
+  return providerEnabled(config.api.enabledProviders, 'amphora');
 }
 
 export function ovnProviderEnabled(config: Config): boolean {
-  return providerEnabled(config, 'ovn');
+  return providerEnabled(config.api.enabledProviders, 'ovn');
 }
 
-/**
- * Member health of OVN load balancers, from the Southbound database OVN's probes write to; the
- * statuses are also written back into the load balancers' rows (`neutron:member_status`), as
- * upstream's agent does, for the tooling that reads them there.
- */
+/** Member health of OVN load balancers, from the Southbound database OVN's probes write to (providers/ovn/health-role.ts). */
 export async function startOvnHealthWatcher(runtime: Runtime): Promise<{ close(): Promise<void> }> {
-  const [{ connectSouthbound }, { OvnHealthWatcher }, { syncSettled }] = await Promise.all([
-    import('../providers/ovn/connection.js'),
-    import('../providers/ovn/health-watcher.js'),
-    import('../providers/ovn/state.js'),
-  ]);
-  const log = runtime.log.child({ role: 'health', provider: 'ovn' });
-  const sb = await connectSouthbound(runtime.config.ovn, log);
-  const watcher = new OvnHealthWatcher({ db: runtime.db, sb, log });
-  watcher.on('applied', (_changes: unknown, loadBalancers: string[]) => {
-    if (!loadBalancers.length) return;
-    void runtime
-      .ovn()
-      .then((deps) => syncSettled(runtime.db, deps, loadBalancers))
-      .then(({ failed }) => failed.forEach(({ id, error }) => log.warn({ load_balancer_id: id, err: error }, 'could not record member statuses in the northbound rows')))
-      .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not record member statuses in the northbound rows'));
-  });
+  const { startOvnHealth } = await import('../providers/ovn/health-role.js');
   try {
-    await watcher.start();
+    return await startOvnHealth(runtime.db, runtime.config, runtime.ovn, runtime.log.child({ role: 'health', provider: 'ovn' }));
   } catch (e) {
-    sb.close();
     throw new CliError(`cannot watch OVN member health at ${runtime.config.ovn.sbConnection}: ${(e as Error).message}`, 'Check that the Southbound ovsdb-server runs and ovn.sbConnection points at it.');
   }
-  return {
-    async close() {
-      await watcher.close();
-      sb.close();
-    },
-  };
 }
 
 export function requireAmphoraProvider(config: Config, role: string): void {

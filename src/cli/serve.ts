@@ -18,7 +18,7 @@ import { stopSignal } from './signals.js';
 export interface Roles {
   api: boolean;
   worker: boolean;
-  /** The amphora provider's background roles (`ostia health`, `ostia housekeeping`, or both inside `ostia up`). */
+  /** The background roles: `ostia health` (amphora heartbeats, OVN member health), `ostia housekeeping` (amphorae), or both inside `ostia up`. */
   health?: boolean;
   housekeeping?: boolean;
 }

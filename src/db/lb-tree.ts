@@ -10,7 +10,7 @@ import { timestamp } from '../domain/time.js';
 type Q = Kysely<Database> | Transaction<Database>;
 
 /** Objects being deleted are no longer served: a data plane is built from the rest. */
-const BEING_REMOVED = 'PENDING_DELETE';
+export const BEING_REMOVED = 'PENDING_DELETE';
 
 /**
  * The rows a data plane serves for load balancer `lbId` (L4 and pools; L7 is the amphora's
@@ -174,9 +174,8 @@ export async function setOnOffStatus(db: Q, table: ChildTable | 'load_balancer',
  */
 export async function setStaticOperatingStatus(db: Q, lbId: string): Promise<void> {
   const ids = await treeIds(db, lbId);
-  const onOff = (table: ChildTable | 'load_balancer', list: string[]) => setOnOffStatus(db, table, list);
-  await onOff('load_balancer', [lbId]);
-  for (const table of childTables) await onOff(table, idsOf(ids, table));
+  await setOnOffStatus(db, 'load_balancer', [lbId]);
+  for (const table of childTables) await setOnOffStatus(db, table, idsOf(ids, table));
   if (ids.members.length) {
     const monitored = (await db.selectFrom('health_monitor').select('pool_id').where('id', 'in', ids.healthMonitors.length ? ids.healthMonitors : ['-']).execute()).map((r) => r.pool_id);
     let q = db.updateTable('member').set({ operating_status: 'NO_MONITOR' }).where('id', 'in', ids.members).where('admin_state_up', '=', 1);

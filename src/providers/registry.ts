@@ -14,6 +14,11 @@ const builtins: Record<string, () => ProviderDriver> = {
 /** Names clients send that mean another provider (Octavia's entry points do the same). */
 export const ProviderAliases: Readonly<Record<string, string>> = { octavia: 'amphora', amphorav2: 'amphora' };
 
+/** Whether provider `canonical` is among `enabled`, under its name or an alias. */
+export function providerEnabled(enabled: readonly string[], canonical: string): boolean {
+  return enabled.some((name) => (ProviderAliases[name] ?? name) === canonical);
+}
+
 export class ProviderRegistry {
   private readonly drivers = new Map<string, ProviderDriver>();
 
@@ -32,11 +37,6 @@ export class ProviderRegistry {
       if (!made.has(canonical)) made.set(canonical, make());
       this.drivers.set(name, made.get(canonical)!);
     }
-  }
-
-  /** The enabled names (aliases included) that mean provider `canonical`: what its load balancers store. */
-  namesOf(canonical: string): string[] {
-    return [...this.drivers.keys()].filter((name) => (ProviderAliases[name] ?? name) === canonical);
   }
 
   /** The names the API lists, as `enabled_provider_drivers` would. */

@@ -100,7 +100,7 @@ function checkSubnet(deps: ApiDeps, subnetId: string, projectId: string): void {
  * Validates and writes a new member (PENDING_CREATE) of `pool` in the caller's transaction.
  * Locking, quota and the job are the caller's: endpoints, batch and graph create share this.
  */
-export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext, pool: PoolRow, input: MemberInput): Promise<MemberRow> {
+export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext, pool: PoolRow, input: MemberInput, lb: LoadBalancerRow): Promise<MemberRow> {
   assertMemberAddressAllowed(input.address, deps.config.network.reservedMemberAddresses);
   if (input.subnet_id) checkSubnet(deps, input.subnet_id, pool.project_id);
   if (input.request_sriov && !(await flavorAllowsSriovMembers(trx, pool.load_balancer_id)))
@@ -122,7 +122,6 @@ export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext
     created_at: timestamp(),
     updated_at: null,
   };
-  const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
   deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(row), { ...lb });
   await trx.insertInto('member').values(row).execute();
   await writeTags(trx, row.id, input.tags);
@@ -150,7 +149,7 @@ async function applyBatch(deps: ApiDeps, trx: Trx, ctx: RequestContext, pool: Po
   if (growth > 0) await checkQuota(trx, deps.config, pool.project_id, { member: growth }, deps.db.dialect);
   // Listed members are re-declared: what the body omits takes POST's defaults.
   for (const { existing: current, wanted: w } of plan.update) await rewriteMember(deps, trx, lb, current, memberSettingsForCreate(w), w.tags);
-  for (const w of plan.create) await insertMember(deps, trx, ctx, pool, w);
+  for (const w of plan.create) await insertMember(deps, trx, ctx, pool, w, lb);
   await markPending(trx, 'member', plan.remove.map((m) => m.id), 'PENDING_DELETE');
   await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.batch' });
 }
@@ -182,8 +181,8 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     const row = await change(deps, async (trx) => {
       await lockPoolForChildChange(trx, pool.id);
       await checkQuota(trx, deps.config, pool.project_id, { member: 1 }, db.dialect);
-      const created = await insertMember(deps, trx, req.ctx, pool, input);
       const lb = await parentLoadBalancer(trx, pool.load_balancer_id);
+      const created = await insertMember(deps, trx, req.ctx, pool, input, lb);
       await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'member.create' });
       return created;
     });

@@ -109,7 +109,7 @@ export async function insertPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, l
   await writeTags(trx, row.id, input.tags);
   // The monitor first: members created after it start OFFLINE rather than NO_MONITOR.
   if (input.healthmonitor) await insertHealthMonitor(deps, trx, ctx, row, input.healthmonitor);
-  for (const member of input.members ?? []) await insertMember(deps, trx, ctx, row, member);
+  for (const member of input.members ?? []) await insertMember(deps, trx, ctx, row, member, lb);
   return row;
 }
 

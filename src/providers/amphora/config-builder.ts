@@ -12,12 +12,11 @@ import type {
 import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
 import type { SessionPersistence } from '../../domain/rules/pool.js';
 import type { KeyManager } from '../../keymanager/index.js';
-import { servedTree } from '../../db/lb-tree.js';
+import { BEING_REMOVED, servedTree } from '../../db/lb-tree.js';
 import { haproxyCertificatePem, pemBlocks, readCaAndCrl, readCertificate } from '../../keymanager/tls-material.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-const BEING_REMOVED = 'PENDING_DELETE';
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();

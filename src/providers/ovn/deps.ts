@@ -1,6 +1,7 @@
 /** What the OVN provider's flows use: the Northbound connection and Ostia's networks as OVN sees them. */
 import type { Config } from '../../config.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
+import type { OvsdbClient } from '../../ovn/ovsdb/index.js';
 import type { NetworkView } from './desired.js';
 import type { Northbound } from './northbound.js';
 
@@ -8,8 +9,11 @@ export interface OvnDeps {
   nb: Northbound;
   catalog: NetworkCatalog;
   network: NetworkView;
-  /** The provider names stored for OVN load balancers (health ports are shared among them). */
-  providerNames: readonly string[];
+  /**
+   * The Southbound connection, for the probes' verdicts when a change settles; undefined while
+   * the database cannot be reached (the health role's watcher catches up when it can).
+   */
+  southbound(): Promise<OvsdbClient | undefined>;
   /** How long a flow waits for a lost Northbound connection to come back before it fails. */
   reconnectWaitMs: number;
 }

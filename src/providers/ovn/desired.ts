@@ -67,8 +67,6 @@ export interface Desired {
   unreachableMembers: string[];
 }
 
-export class TopologyError extends Error {}
-
 /** `ovn-lb-hm-<subnet>`: the upstream name of a subnet's health-check source port. */
 export const healthPortName = (subnetId: string) => `ovn-lb-hm-${subnetId}`;
 
@@ -84,11 +82,11 @@ const prefixOf = (cidr: string) => cidr.split('/')[1] ?? '';
 
 function switchFor(topo: Topology, net: NetworkView, subnetId: string, what: string): { ls: Named; subnet: SubnetView } {
   const subnet = net.subnet(subnetId);
-  if (!subnet) throw new TopologyError(`${what}: subnet ${subnetId} is not one of Ostia's subnets (network.networks in the config)`);
+  if (!subnet) throw new Error(`${what}: subnet ${subnetId} is not one of Ostia's subnets (network.networks in the config)`);
   const name = net.switchName(subnet.networkId);
-  if (!name) throw new TopologyError(`${what}: network ${subnet.networkId} has no OVN logical switch; map it in ovn.networks of the config`);
+  if (!name) throw new Error(`${what}: network ${subnet.networkId} has no OVN logical switch; map it in ovn.networks of the config`);
   const ls = topo.switchNamed(name);
-  if (!ls) throw new TopologyError(`${what}: logical switch ${name} (network ${subnet.networkId}) does not exist in the Northbound database; create it or fix ovn.networks`);
+  if (!ls) throw new Error(`${what}: logical switch ${name} (network ${subnet.networkId}) does not exist in the Northbound database; create it or fix ovn.networks`);
   return { ls, subnet };
 }
 

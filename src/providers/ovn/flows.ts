@@ -1,23 +1,26 @@
 /**
  * The OVN provider's flows. Nothing boots: every change of a load balancer is one Northbound
- * transaction that makes its rows what the tree says, then the statuses settle.
+ * transaction that makes its rows what the tree says, then the statuses settle from what was
+ * planned and what the probes say now — one step, so nothing is planned twice.
  *
- *   every operation but delete   sync-northbound → settle
+ *   every operation but delete   sync-and-settle
  *   loadbalancer.delete          remove-northbound → settle
  *
  * A flow that finds the Northbound connection down waits for the client to reconnect (the
  * lease kept alive meanwhile) and then writes the state as it is by then, so a change made while
- * the database was away is not lost.
+ * the database was away is not lost. A worker that dies between the transaction and the settling
+ * runs the step again: the transaction then finds nothing to change.
  */
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Flow, Step, StepContext } from '../../controller/flow.js';
 import { setOnOffStatus, settleFailure, settleSuccess, treeIds } from '../../db/lb-tree.js';
 import { loadTrees, writeStatusChanges } from '../../health/status.js';
-import { ovnStatusChanges } from './statuses.js';
 import { DisconnectedError, OvsdbClosedError } from '../../ovn/ovsdb/index.js';
 import type { Operation } from '../driver.js';
 import type { OvnDeps, OvnDepsLoader } from './deps.js';
-import { plannedState, releaseHealthPorts } from './state.js';
+import { plannedState, releaseHealthPorts, type PlannedState } from './state.js';
+import { ovnStatusChanges } from './statuses.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -35,24 +38,35 @@ async function whenConnected<T>(ctx: StepContext, deps: OvnDeps, write: () => Pr
     const left = deadline - Date.now();
     if (left <= 0) throw new Error(`the OVN Northbound database (${deps.nb.client.remotes.join(',')}) has been unreachable for ${deps.reconnectWaitMs / 1000} s; check that ovsdb-server runs and ovn.nbConnection points at it`);
     ctx.log.warn({ remotes: deps.nb.client.remotes }, 'northbound database unreachable; waiting for the reconnection');
-    await Promise.race([
-      once(deps.nb.client, 'reconnected', { signal: ctx.signal }).catch(() => undefined),
-      new Promise((r) => setTimeout(r, Math.min(HEARTBEAT_MS, left))),
-    ]);
+    // One listener and one timer per round, both gone when the round ends.
+    const round = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, round.signal]);
+    await Promise.race([once(deps.nb.client, 'reconnected', { signal }), sleep(Math.min(HEARTBEAT_MS, left), undefined, { signal })]).catch(() => undefined);
+    round.abort();
     ctx.signal.throwIfAborted();
     await ctx.heartbeat();
   }
 }
 
-function syncNorthbound(load: OvnDepsLoader): Step {
+function syncAndSettle(load: OvnDepsLoader): Step {
   return {
-    name: 'sync-northbound',
+    name: 'sync-and-settle',
     async run(ctx) {
       const deps = await load();
-      await whenConnected(ctx, deps, async () => {
-        const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (await plannedState(ctx.db, deps, ctx.loadBalancerId)).desired);
+      const planned = await whenConnected(ctx, deps, async () => {
+        // The plan of the attempt that committed (sync re-plans when another writer got in first).
+        let last: PlannedState | undefined;
+        const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (last = await plannedState(ctx.db, deps, ctx.loadBalancerId, true)).desired);
         ctx.log.debug({ ...outcome }, 'northbound in sync');
         await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
+        return last!;
+      });
+      await ctx.db.kysely.transaction().execute(async (trx) => {
+        if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
+        const observed = (await loadTrees(trx, [ctx.loadBalancerId])).get(ctx.loadBalancerId);
+        if (observed) await writeStatusChanges(trx, ovnStatusChanges(observed, planned.facts));
+        // A monitor has no health of its own: OVN runs it when it is enabled.
+        await setOnOffStatus(trx, 'health_monitor', (await treeIds(trx, ctx.loadBalancerId)).healthMonitors);
       });
     },
   };
@@ -73,29 +87,11 @@ function removeNorthbound(load: OvnDepsLoader): Step {
   };
 }
 
-/** Provisioning settles; operating statuses come from what OVN can probe, derived as the amphora's are. */
-function settle(load: OvnDepsLoader): Step {
-  return {
-    name: 'settle',
-    async run(ctx) {
-      const deps = await load();
-      const planned = await whenConnected(ctx, deps, () => plannedState(ctx.db, deps, ctx.loadBalancerId));
-      await ctx.db.kysely.transaction().execute(async (trx) => {
-        if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
-        const observed = (await loadTrees(trx, [ctx.loadBalancerId])).get(ctx.loadBalancerId);
-        if (observed) await writeStatusChanges(trx, ovnStatusChanges(observed, planned.facts));
-        // A monitor has no health of its own: OVN runs it when it is enabled.
-        await setOnOffStatus(trx, 'health_monitor', (await treeIds(trx, ctx.loadBalancerId)).healthMonitors);
-      });
-    },
-  };
-}
-
 export function ovnFlows(load: OvnDepsLoader): (op: Operation) => Flow {
   const onFailure: Flow['onFailure'] = async (ctx, step, error) => {
     await settleFailure(ctx.db.kysely, ctx.loadBalancerId, `${step}: ${error.message}`);
   };
-  const change: Flow = { steps: [syncNorthbound(load), settle(load)], onFailure };
+  const change: Flow = { steps: [syncAndSettle(load)], onFailure };
   const remove: Flow = {
     steps: [
       removeNorthbound(load),

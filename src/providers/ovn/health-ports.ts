@@ -6,7 +6,9 @@
  */
 import type { Db } from '../../db/database.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
+import { PROVIDER } from './capabilities.js';
 import { healthPortName, type HealthPortAddress } from './desired.js';
+import { probedByOvn } from './statuses.js';
 import type { OvnTree } from './tree.js';
 
 const OWNER = 'ovn-lb-hm:distributed';
@@ -50,7 +52,7 @@ export async function reserveHealthPorts(db: Db, catalog: NetworkCatalog, subnet
  * balancer needs any more, ignoring what is being deleted: their switch ports go first, then
  * `forgetHealthPorts`.
  */
-export async function unusedHealthPorts(db: Db, providers: readonly string[], candidates?: readonly string[]): Promise<Array<{ id: string; name: string }>> {
+export async function unusedHealthPorts(db: Db, candidates?: readonly string[]): Promise<Array<{ id: string; name: string }>> {
   if (candidates && !candidates.length) return [];
   let query = db.kysely.selectFrom('port').select(['id', 'subnet_id', 'device_id']).where('device_owner', '=', OWNER);
   if (candidates) query = query.where('ip_address', 'in', [...candidates]);
@@ -62,15 +64,16 @@ export async function unusedHealthPorts(db: Db, providers: readonly string[], ca
     .innerJoin('pool', 'pool.id', 'member.pool_id')
     .innerJoin('load_balancer', 'load_balancer.id', 'pool.load_balancer_id')
     .innerJoin('health_monitor', 'health_monitor.pool_id', 'pool.id')
-    .select(['member.subnet_id', 'load_balancer.vip_subnet_id'])
-    .where('load_balancer.provider', 'in', [...providers])
+    .select(['member.subnet_id', 'load_balancer.vip_subnet_id', 'pool.protocol', 'health_monitor.type', 'health_monitor.admin_state_up'])
+    .where('load_balancer.provider', '=', PROVIDER)
     .where('load_balancer.provisioning_status', '!=', 'PENDING_DELETE')
     .where('member.provisioning_status', '!=', 'PENDING_DELETE')
+    .where('member.admin_state_up', '=', 1)
     .where('health_monitor.provisioning_status', '!=', 'PENDING_DELETE')
     .where((eb) => eb.or([eb('member.subnet_id', 'in', subnets), eb.and([eb('member.subnet_id', 'is', null), eb('load_balancer.vip_subnet_id', 'in', subnets)])]))
-    .distinct()
     .execute();
-  const needed = new Set(used.map((u) => u.subnet_id ?? u.vip_subnet_id));
+  // The rule probedSubnets applies to a tree: enabled members under a monitor OVN runs.
+  const needed = new Set(used.filter((u) => probedByOvn(u.protocol, u)).map((u) => u.subnet_id ?? u.vip_subnet_id));
   return ports.filter((p) => !needed.has(p.subnet_id)).map((p) => ({ id: p.id, name: p.device_id }));
 }
 

@@ -12,14 +12,12 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
-import { bigIntToIp, ipToBigInt, ipVersion } from '../../domain/net.js';
 import { loadTrees, writeStatusChanges, type StatusChange } from '../../health/status.js';
 import type { Monitor, OvsdbClient, Row, RowChange } from '../../ovn/ovsdb/index.js';
 import { SB_DB } from './connection.js';
-import { findProbedMembers, healthFacts, loadProbedMembers, ovnStatusChanges, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
+import { findProbedMembers, healthFacts, loadProbedMembers, memberKey, ovnStatusChanges, rowKey, verdictsOf, SERVICE_MONITOR, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
 
-const TABLE = 'Service_Monitor';
-const COLUMNS = ['ip', 'port', 'protocol', 'logical_port', 'src_ip', 'status'];
+const { table: TABLE, columns: COLUMNS } = SERVICE_MONITOR;
 
 export interface OvnHealthWatcherOptions {
   db: Db;
@@ -32,21 +30,8 @@ export interface OvnHealthWatcherOptions {
   retryMs?: number;
 }
 
-/** What probes are told apart by: protocol, address as normalised, port. */
-const backendKey = (protocol: string, address: string, port: number): string | undefined => {
-  const bare = address.replace(/^\[(.*)\]$/, '$1');
-  const version = ipVersion(bare);
-  return version ? `${protocol}/${bigIntToIp(ipToBigInt(bare), version)}/${port}` : undefined;
-};
-
-/** An empty `protocol` is tcp, northd's default for a load balancer. */
-const rowKey = (row: Row): string | undefined => backendKey((row.protocol as string[])[0] ?? 'tcp', row.ip as string, row.port as number);
 /** Backends changed since the last pass (key → port), or every backend. */
 type Touched = Map<string, number> | 'all';
-const memberKey = (m: ProbedMember): string | undefined => backendKey(m.protocol, m.address, m.port);
-
-/** When several rows probe one backend (different logical ports), the worst known verdict stands. */
-const verdictRank: Record<ServiceMonitorStatus, number> = { '': 0, online: 1, offline: 2, error: 2 };
 
 /**
  * Events: 'applied' (StatusChange[], ids of the load balancers whose members changed) after every
@@ -150,12 +135,12 @@ export class OvnHealthWatcher extends EventEmitter {
 
   /** One transaction: the touched backends' load balancers, their trees, their new statuses. */
   private apply(touched: Touched): Promise<{ changes: StatusChange[]; loadBalancers: string[] }> {
-    const verdicts = this.verdicts();
     return this.opts.db.kysely.transaction().execute(async (trx) => {
       const ports = touched === 'all' ? undefined : [...new Set(touched.values())];
       const candidates = await findProbedMembers(trx, ports);
       const lbIds = [...new Set(candidates.filter((m) => touched === 'all' || touched.has(memberKey(m) ?? '')).map((m) => m.loadBalancerId))];
       const [members, trees] = await Promise.all([loadProbedMembers(trx, lbIds), loadTrees(trx, lbIds)]);
+      const verdicts = this.verdicts(touched === 'all' ? undefined : new Set(members.map((m) => m.port)));
       const byLb = new Map<string, ProbedMember[]>();
       for (const m of members) {
         const list = byLb.get(m.loadBalancerId) ?? [];
@@ -176,16 +161,10 @@ export class OvnHealthWatcher extends EventEmitter {
     });
   }
 
-  /** Backend key → the verdict of its `Service_Monitor` rows, as cached now. */
-  private verdicts(): Map<string, ServiceMonitorStatus> {
-    const out = new Map<string, ServiceMonitorStatus>();
-    for (const row of this.monitor?.rows(TABLE) ?? []) {
-      const key = rowKey(row);
-      if (!key) continue;
-      const status = ((row.status as string[])[0] ?? '') as ServiceMonitorStatus;
-      const seen = out.get(key);
-      if (seen === undefined || verdictRank[status] > verdictRank[seen]) out.set(key, status);
-    }
-    return out;
+  /** Backend key → the verdict of its `Service_Monitor` rows (on `ports`, or all), as cached now. */
+  private verdicts(ports?: ReadonlySet<number>): Map<string, ServiceMonitorStatus> {
+    const rows = this.monitor?.rows(TABLE) ?? [];
+    return verdictsOf(ports ? rows.filter((r) => ports.has(r.port as number)) : rows);
   }
+
 }

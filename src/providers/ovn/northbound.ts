@@ -6,11 +6,12 @@
  * state: the second one's transaction fails, and it re-reads and retries.
  */
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import {
   assertHealthChecksSupported, datumEquals, HealthCheckUnsupportedError, mapToRecord, NamedUuid, OvsdbOperationError, Uuid,
-  type Atom, type Datum, type Monitor, type Operation, type OvsdbClient, type Row, type RowInput,
+  type Atom, type Datum, type Monitor, type Operation, type OvsdbClient, type OvsdbClientOptions, type Row, type RowInput,
 } from '../../ovn/ovsdb/index.js';
 import { connectNorthbound, NB_DB } from './connection.js';
 import { OWNER, OWNER_KEY, type Desired, type DesiredPort, type DesiredRow } from './desired.js';
@@ -88,8 +89,8 @@ export class Northbound {
     });
   }
 
-  static async open(ovn: Config['ovn'], log?: Logger): Promise<Northbound> {
-    const client = await connectNorthbound(ovn, log);
+  static async open(ovn: Config['ovn'], log?: Logger, options: Partial<OvsdbClientOptions> = {}): Promise<Northbound> {
+    const client = await connectNorthbound(ovn, log, options);
     try {
       const schema = await client.getSchema(NB_DB);
       let healthChecks = true;
@@ -191,7 +192,9 @@ export class Northbound {
         this.stats.retries++;
         this.log?.debug({ attempt, err: (e as Error).message }, 'northbound changed under us; re-reading');
         // Another writer's change is on its way to our monitor: wait for it (or a moment) before re-reading.
-        await Promise.race([once(this.monitor, 'change'), new Promise((r) => setTimeout(r, 20 * attempt))]);
+        const round = new AbortController();
+        await Promise.race([once(this.monitor, 'change', { signal: round.signal }), sleep(20 * attempt, undefined, { signal: round.signal })]).catch(() => undefined);
+        round.abort();
       }
     }
   }

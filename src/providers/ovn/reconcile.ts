@@ -10,6 +10,7 @@ import type { Db } from '../../db/database.js';
 import { mapToRecord } from '../../ovn/ovsdb/index.js';
 import type { OvnDeps } from './deps.js';
 import { OWNER, OWNER_KEY } from './desired.js';
+import { PROVIDER } from './capabilities.js';
 import { releaseHealthPorts, SETTLED, syncSettled } from './state.js';
 
 export interface ReconcileReport {
@@ -25,7 +26,7 @@ const PROGRESS_EVERY = 1000;
 export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): Promise<ReconcileReport> {
   const { nb } = deps;
   const owned = nb.ownedNames();
-  const stored = await db.kysely.selectFrom('load_balancer').select(['id', 'provisioning_status']).where('provider', 'in', [...deps.providerNames]).execute();
+  const stored = await db.kysely.selectFrom('load_balancer').select(['id', 'provisioning_status']).where('provider', '=', PROVIDER).execute();
   const known = new Set(stored.map((lb) => lb.id));
   const report: ReconcileReport = { checked: 0, rewritten: 0, removed: 0, failed: 0 };
 

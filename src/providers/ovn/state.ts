@@ -3,7 +3,9 @@ import type { Db } from '../../db/database.js';
 import type { OvnDeps } from './deps.js';
 import { loadTrees } from '../../health/status.js';
 import { desiredState, type Desired } from './desired.js';
-import { ovnMemberStatuses, type OvnHealthFacts } from './statuses.js';
+import type { Condition } from '../../ovn/ovsdb/index.js';
+import { SB_DB } from './connection.js';
+import { loadProbedMembers, memberKey, ovnMemberStatuses, SERVICE_MONITOR, verdictsOf, type OvnHealthFacts, type ServiceMonitorStatus } from './statuses.js';
 import { forgetHealthPorts, probedSubnets, reserveHealthPorts, unusedHealthPorts } from './health-ports.js';
 import { loadOvnTree } from './tree.js';
 
@@ -14,13 +16,37 @@ export interface PlannedState {
 }
 
 /**
- * What load balancer `lbId` should be in the Northbound database (health-check sources reserved
- * first), with the member statuses it records there and the tree's statuses after the change.
+ * The probes' current verdicts on the members OVN probes in `lbId`, asked of the Southbound
+ * (none when it cannot be reached: the health role's watcher catches up).
  */
-export async function plannedState(db: Db, deps: OvnDeps, lbId: string): Promise<PlannedState> {
-  const [tree, observed] = await Promise.all([loadOvnTree(db.kysely, lbId), loadTrees(db.kysely, [lbId])]);
+async function currentVerdicts(db: Db, deps: OvnDeps, lbId: string): Promise<Map<string, ServiceMonitorStatus>> {
+  const members = await loadProbedMembers(db.kysely, [lbId]);
+  const sb = members.length ? await deps.southbound() : undefined;
+  if (!sb) return new Map();
+  const ports = [...new Set(members.map((m) => m.port))];
+  const { table, columns } = SERVICE_MONITOR;
+  try {
+    const results = await sb.transact(SB_DB, ports.map((port) => ({ op: 'select' as const, table, where: [['port', '==', port] as Condition], columns })));
+    const verdicts = verdictsOf(results.flatMap((r) => (r.op === 'select' ? r.rows : [])));
+    return new Map(members.flatMap((m) => {
+      const verdict = verdicts.get(memberKey(m) ?? '');
+      return verdict === undefined ? [] : [[m.id, verdict] as const];
+    }));
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * What load balancer `lbId` should be in the Northbound database (health-check sources reserved
+ * first), with the member statuses it records there and the facts its statuses settle from.
+ * `verdicts` asks the Southbound what the probes say now (a change that settles needs it: a
+ * member may join a backend OVN already knows to be down); otherwise stored statuses stand.
+ */
+export async function plannedState(db: Db, deps: OvnDeps, lbId: string, verdicts = false): Promise<PlannedState> {
+  const [tree, observed, serviceMonitors] = await Promise.all([loadOvnTree(db.kysely, lbId), loadTrees(db.kysely, [lbId]), verdicts ? currentVerdicts(db, deps, lbId) : undefined]);
   const healthPorts = await reserveHealthPorts(db, deps.catalog, probedSubnets(tree));
-  const facts = (unreachable: ReadonlySet<string>): OvnHealthFacts => ({ monitoredPools: new Set(tree.monitors.map((m) => m.poolId)), unreachable });
+  const facts = (unreachable: ReadonlySet<string>): OvnHealthFacts => ({ monitoredPools: new Set(tree.monitors.map((m) => m.poolId)), unreachable, ...(serviceMonitors && { serviceMonitors }) });
   const observation = observed.get(lbId);
   const desired = desiredState(tree, deps.nb.topology, deps.network, healthPorts, (unreachable) => (observation ? ovnMemberStatuses(observation, facts(unreachable)) : {}));
   return { desired, facts: facts(new Set(desired.unreachableMembers)) };
@@ -31,7 +57,7 @@ export async function plannedState(db: Db, deps: OvnDeps, lbId: string): Promise
  * among `candidates` (what a change stopped using), or all of them.
  */
 export async function releaseHealthPorts(db: Db, deps: OvnDeps, candidates?: readonly string[]): Promise<void> {
-  const unused = await unusedHealthPorts(db, deps.providerNames, candidates);
+  const unused = await unusedHealthPorts(db, candidates);
   if (!unused.length) return;
   await deps.nb.removePorts(unused.map((p) => p.name));
   await forgetHealthPorts(db, unused.map((p) => p.id));

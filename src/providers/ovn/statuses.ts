@@ -18,6 +18,8 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { bigIntToIp, ipToBigInt, ipVersion } from '../../domain/net.js';
+import type { Row } from '../../ovn/ovsdb/index.js';
 import { deriveStatuses, type ListenerState, type Observation, type ObservedTree, type PoolObservation, type StatusChange } from '../../health/status.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -97,6 +99,36 @@ export function ovnObservation(tree: ObservedTree, facts: OvnHealthFacts): Obser
  */
 export function ovnStatusChanges(tree: ObservedTree, facts: OvnHealthFacts): StatusChange[] {
   return deriveStatuses(tree, ovnObservation(tree, facts)).changes;
+}
+
+/** The Southbound table OVN's probes write to, and the columns Ostia reads. */
+export const SERVICE_MONITOR = { table: 'Service_Monitor', columns: ['ip', 'port', 'protocol', 'logical_port', 'src_ip', 'status'] };
+
+/** What probes are told apart by: protocol, address as normalised, port. */
+function backendKey(protocol: string, address: string, port: number): string | undefined {
+  const bare = address.replace(/^\[(.*)\]$/, '$1');
+  const version = ipVersion(bare);
+  return version ? `${protocol}/${bigIntToIp(ipToBigInt(bare), version)}/${port}` : undefined;
+}
+
+/** A `Service_Monitor` row's backend; an empty `protocol` is tcp, northd's default for a load balancer. */
+export const rowKey = (row: Row): string | undefined => backendKey((row.protocol as string[])[0] ?? 'tcp', row.ip as string, row.port as number);
+export const memberKey = (m: ProbedMember): string | undefined => backendKey(m.protocol, m.address, m.port);
+
+/** When several rows probe one backend (different logical ports), the worst known verdict stands. */
+const verdictRank: Record<ServiceMonitorStatus, number> = { '': 0, online: 1, offline: 2, error: 2 };
+
+/** Backend key → the verdict of these `Service_Monitor` rows. */
+export function verdictsOf(rows: Iterable<Row>): Map<string, ServiceMonitorStatus> {
+  const out = new Map<string, ServiceMonitorStatus>();
+  for (const row of rows) {
+    const key = rowKey(row);
+    if (!key) continue;
+    const status = ((row.status as string[])[0] ?? '') as ServiceMonitorStatus;
+    const seen = out.get(key);
+    if (seen === undefined || verdictRank[status] > verdictRank[seen]) out.set(key, status);
+  }
+  return out;
 }
 
 export interface ProbedMember {
