@@ -19,7 +19,7 @@ let flow: Flow;
 
 function registry(): ProviderRegistry {
   const driver: ProviderDriver = {
-    name: 'test', description: 'test provider', flavorCapabilities: [], availabilityZoneCapabilities: [],
+    name: 'test', description: 'test provider', flavorCapabilities: () => [], availabilityZoneCapabilities: () => [],
     validateFlavorData: () => undefined, validateAvailabilityZoneData: () => undefined, checks: {}, flow: () => flow,
   };
   return new ProviderRegistry(['test'], 'test', { test: () => driver });

@@ -44,8 +44,9 @@ export interface ProviderChecks {
 export interface ProviderDriver {
   readonly name: string;
   readonly description: string;
-  readonly flavorCapabilities: readonly Capability[];
-  readonly availabilityZoneCapabilities: readonly Capability[];
+  /** The flavor metadata it takes; throws an ApiError (501) when it defines none, as Octavia's drivers may. */
+  flavorCapabilities(): readonly Capability[];
+  availabilityZoneCapabilities(): readonly Capability[];
   /** Throws an ApiError when a flavor profile's data is not valid for this provider. */
   validateFlavorData(data: Record<string, unknown>): void;
   validateAvailabilityZoneData(data: Record<string, unknown>): void;

@@ -32,6 +32,6 @@ export const providerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       const fields = fieldsOf(req);
       return { [key]: of(driver).filter((c) => matches(c, query)).map((c) => pickFields({ name: c.name, description: c.description }, fields)) };
     });
-  capabilities('flavor_capabilities', 'provider-flavor', (d) => d.flavorCapabilities);
-  capabilities('availability_zone_capabilities', 'provider-availability-zone', (d) => d.availabilityZoneCapabilities);
+  capabilities('flavor_capabilities', 'provider-flavor', (d) => d.flavorCapabilities());
+  capabilities('availability_zone_capabilities', 'provider-availability-zone', (d) => d.availabilityZoneCapabilities());
 };

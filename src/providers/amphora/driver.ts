@@ -10,8 +10,8 @@ export function amphoraDriver(load: AmphoraDepsLoader): ProviderDriver {
   return {
     name: PROVIDER,
     description: 'The Ostia amphora driver: HAProxy amphorae with a management agent, on this machine.',
-    flavorCapabilities: amphoraFlavorCapabilities,
-    availabilityZoneCapabilities: amphoraAvailabilityZoneCapabilities,
+    flavorCapabilities: () => amphoraFlavorCapabilities,
+    availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
     validateFlavorData: validateAmphoraFlavorData,
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks,

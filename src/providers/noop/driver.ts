@@ -7,8 +7,8 @@ export function noopDriver(): ProviderDriver {
   return {
     name: 'noop',
     description: 'The Ostia no-op provider: API objects only, no data plane.',
-    flavorCapabilities: noopFlavorCapabilities,
-    availabilityZoneCapabilities: [],
+    flavorCapabilities: () => noopFlavorCapabilities,
+    availabilityZoneCapabilities: () => [],
     validateFlavorData: validateNoopData('flavor'),
     validateAvailabilityZoneData: validateNoopData('availability zone'),
     checks: noopChecks,

@@ -12,6 +12,9 @@ import { ipVersion } from '../../domain/net.js';
 /** Marks what Ostia wrote, so reconciliation removes only its own rows from a shared database. */
 export const OWNER_KEY = 'ostia:owner';
 export const OWNER = 'ostia';
+/** Neutron's device owners of the ports the provider makes: a VIP's, a subnet's health-check source. */
+export const VIP_PORT_OWNER = 'ovn-lb-vip';
+export const HEALTH_PORT_OWNER = 'ovn-lb-hm:distributed';
 
 export interface SubnetView {
   id: string;
@@ -71,7 +74,7 @@ export interface Desired {
 export const healthPortName = (subnetId: string) => `ovn-lb-hm-${subnetId}`;
 
 /** A stable locally administered MAC for a port, so a rewrite produces the same row. */
-export function portMac(name: string): string {
+function portMac(name: string): string {
   let h = 2166136261;
   for (const c of name) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
   const bytes = [0x0a, 0x58, (h >>> 24) & 0xff, (h >>> 16) & 0xff, (h >>> 8) & 0xff, h & 0xff];
@@ -93,7 +96,7 @@ function switchFor(topo: Topology, net: NetworkView, subnetId: string, what: str
 /** Member operating statuses once the unreachable members are known (`neutron:member_status`). */
 export type MemberStatuses = (unreachable: ReadonlySet<string>) => Record<string, string>;
 
-export function desiredState(tree: OvnTree, topo: Topology, net: NetworkView, healthPorts: ReadonlyMap<string, HealthPortAddress>, memberStatuses?: MemberStatuses): Desired {
+export function desiredState(tree: Omit<OvnTree, 'observed'>, topo: Topology, net: NetworkView, healthPorts: ReadonlyMap<string, HealthPortAddress>, memberStatuses?: MemberStatuses): Desired {
   const { lb } = tree;
   const version = ipVersion(lb.vip);
   const vip = switchFor(topo, net, tree.vipSubnetId, `load balancer ${lb.id} VIP`);
@@ -120,7 +123,7 @@ export function desiredState(tree: OvnTree, topo: Topology, net: NetworkView, he
     externalIds: {
       'neutron:port_name': `ovn-lb-vip-${lb.id}`,
       'neutron:device_id': lb.id,
-      'neutron:device_owner': 'ovn-lb-vip',
+      'neutron:device_owner': VIP_PORT_OWNER,
       'neutron:cidrs': `${v.address}/${prefixOf(vip.subnet.cidr)}`,
       [OWNER_KEY]: OWNER,
     },
@@ -151,7 +154,7 @@ export function desiredState(tree: OvnTree, topo: Topology, net: NetworkView, he
         type: 'localport',
         addresses: [`${portMac(name)} ${source.ip}`],
         externalIds: {
-          'neutron:device_owner': 'ovn-lb-hm:distributed',
+          'neutron:device_owner': HEALTH_PORT_OWNER,
           'neutron:device_id': name,
           'neutron:cidrs': `${source.ip}/${prefixOf(where.subnet.cidr)}`,
           [OWNER_KEY]: OWNER,

@@ -43,11 +43,13 @@ export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: 
     name: PROVIDER,
     description: 'Octavia OVN driver.',
     // Upstream defines no flavor or availability zone metadata: asking for it is a 501 action.
-    get flavorCapabilities(): never {
-      return requireSupported('flavor', 'capabilities') as never;
+    flavorCapabilities() {
+      requireSupported('flavor', 'capabilities');
+      return [];
     },
-    get availabilityZoneCapabilities(): never {
-      return requireSupported('availability_zone', 'capabilities') as never;
+    availabilityZoneCapabilities() {
+      requireSupported('availability_zone', 'capabilities');
+      return [];
     },
     validateFlavorData: () => requireSupported('flavor', 'validate'),
     validateAvailabilityZoneData: () => requireSupported('availability_zone', 'validate'),

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Flow, Step, StepContext } from '../../controller/flow.js';
 import { setOnOffStatus, settleFailure, settleSuccess, treeIds } from '../../db/lb-tree.js';
 import { loadTrees, writeStatusChanges } from '../../health/status.js';
-import { DisconnectedError, OvsdbClosedError } from '../../ovn/ovsdb/index.js';
+import { DisconnectedError } from '../../ovn/ovsdb/index.js';
 import type { Operation } from '../driver.js';
 import type { OvnDeps, OvnDepsLoader } from './deps.js';
 import { plannedState, releaseHealthPorts, type PlannedState } from './state.js';
@@ -32,7 +32,7 @@ async function whenConnected<T>(ctx: StepContext, deps: OvnDeps, write: () => Pr
       try {
         return await write();
       } catch (e) {
-        if (!(e instanceof DisconnectedError) || e instanceof OvsdbClosedError) throw e;
+        if (!(e instanceof DisconnectedError)) throw e;
       }
     }
     const left = deadline - Date.now();

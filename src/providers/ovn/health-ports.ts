@@ -7,11 +7,10 @@
 import type { Db } from '../../db/database.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
 import { PROVIDER } from './capabilities.js';
-import { healthPortName, type HealthPortAddress } from './desired.js';
+import { HEALTH_PORT_OWNER as OWNER, healthPortName, type HealthPortAddress } from './desired.js';
 import { probedByOvn } from './statuses.js';
 import type { OvnTree } from './tree.js';
 
-const OWNER = 'ovn-lb-hm:distributed';
 
 /** The subnets whose members OVN must probe for this tree. */
 export function probedSubnets(tree: OvnTree): string[] {

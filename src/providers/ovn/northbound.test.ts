@@ -27,7 +27,7 @@ const network: NetworkView = {
   switchName: (id) => (id === NET ? SWITCH : undefined),
 };
 
-function tree(patch: Partial<OvnLoadBalancer> = {}, monitored = false): OvnTree {
+function tree(patch: Partial<OvnLoadBalancer> = {}, monitored = false): Omit<OvnTree, 'observed'> {
   const lb: OvnLoadBalancer = {
     id: LB_ID,
     enabled: true,

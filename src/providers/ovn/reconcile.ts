@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { mapToRecord } from '../../ovn/ovsdb/index.js';
 import type { OvnDeps } from './deps.js';
-import { OWNER, OWNER_KEY } from './desired.js';
+import { OWNER, OWNER_KEY, VIP_PORT_OWNER } from './desired.js';
 import { PROVIDER } from './capabilities.js';
 import { releaseHealthPorts, SETTLED, syncSettled } from './state.js';
 
@@ -34,7 +34,7 @@ export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): P
   for (const row of nb.monitor.tables.get('Logical_Switch_Port')!.values()) {
     const ids = mapToRecord(row.external_ids);
     const lbId = ids['neutron:device_id'];
-    if (ids[OWNER_KEY] !== OWNER || ids['neutron:device_owner'] !== 'ovn-lb-vip' || !lbId || known.has(lbId)) continue;
+    if (ids[OWNER_KEY] !== OWNER || ids['neutron:device_owner'] !== VIP_PORT_OWNER || !lbId || known.has(lbId)) continue;
     strayPorts.set(lbId, [...(strayPorts.get(lbId) ?? []), String(row.name)]);
   }
   for (const name of new Set([...owned].filter((n) => !known.has(n)).concat([...strayPorts.keys()]))) {

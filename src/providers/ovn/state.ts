@@ -1,13 +1,12 @@
 /** One load balancer's wanted Northbound state, and the clean-up of shared health-check ports, for flows and reconciliation alike. */
 import type { Db } from '../../db/database.js';
 import type { OvnDeps } from './deps.js';
-import { loadTrees } from '../../health/status.js';
 import { desiredState, type Desired } from './desired.js';
 import type { Condition } from '../../ovn/ovsdb/index.js';
 import { SB_DB } from './connection.js';
-import { loadProbedMembers, memberKey, ovnMemberStatuses, SERVICE_MONITOR, verdictsOf, type OvnHealthFacts, type ServiceMonitorStatus } from './statuses.js';
+import { memberKey, ovnMemberStatuses, SERVICE_MONITOR, verdictsOf, type OvnHealthFacts, type ServiceMonitorStatus } from './statuses.js';
 import { forgetHealthPorts, probedSubnets, reserveHealthPorts, unusedHealthPorts } from './health-ports.js';
-import { loadOvnTree } from './tree.js';
+import { loadOvnTree, probedMembers, type OvnTree } from './tree.js';
 
 export interface PlannedState {
   desired: Desired;
@@ -19,8 +18,8 @@ export interface PlannedState {
  * The probes' current verdicts on the members OVN probes in `lbId`, asked of the Southbound
  * (none when it cannot be reached: the health role's watcher catches up).
  */
-async function currentVerdicts(db: Db, deps: OvnDeps, lbId: string): Promise<Map<string, ServiceMonitorStatus>> {
-  const members = await loadProbedMembers(db.kysely, [lbId]);
+async function currentVerdicts(deps: OvnDeps, tree: OvnTree): Promise<Map<string, ServiceMonitorStatus>> {
+  const members = probedMembers(tree);
   const sb = members.length ? await deps.southbound() : undefined;
   if (!sb) return new Map();
   const ports = [...new Set(members.map((m) => m.port))];
@@ -44,11 +43,10 @@ async function currentVerdicts(db: Db, deps: OvnDeps, lbId: string): Promise<Map
  * member may join a backend OVN already knows to be down); otherwise stored statuses stand.
  */
 export async function plannedState(db: Db, deps: OvnDeps, lbId: string, verdicts = false): Promise<PlannedState> {
-  const [tree, observed, serviceMonitors] = await Promise.all([loadOvnTree(db.kysely, lbId), loadTrees(db.kysely, [lbId]), verdicts ? currentVerdicts(db, deps, lbId) : undefined]);
-  const healthPorts = await reserveHealthPorts(db, deps.catalog, probedSubnets(tree));
+  const tree = await loadOvnTree(db.kysely, lbId);
+  const [serviceMonitors, healthPorts] = await Promise.all([verdicts ? currentVerdicts(deps, tree) : undefined, reserveHealthPorts(db, deps.catalog, probedSubnets(tree))]);
   const facts = (unreachable: ReadonlySet<string>): OvnHealthFacts => ({ monitoredPools: new Set(tree.monitors.map((m) => m.poolId)), unreachable, ...(serviceMonitors && { serviceMonitors }) });
-  const observation = observed.get(lbId);
-  const desired = desiredState(tree, deps.nb.topology, deps.network, healthPorts, (unreachable) => (observation ? ovnMemberStatuses(observation, facts(unreachable)) : {}));
+  const desired = desiredState(tree, deps.nb.topology, deps.network, healthPorts, (unreachable) => ovnMemberStatuses(tree.observed, facts(unreachable)));
   return { desired, facts: facts(new Set(desired.unreachableMembers)) };
 }
 

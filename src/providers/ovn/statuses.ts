@@ -79,7 +79,7 @@ export function ovnMemberStatuses(tree: ObservedTree, facts: OvnHealthFacts): Re
 }
 
 /** OVN's probes as the observation the shared derivation takes. */
-export function ovnObservation(tree: ObservedTree, facts: OvnHealthFacts): Observation {
+function ovnObservation(tree: ObservedTree, facts: OvnHealthFacts): Observation {
   const listeners = new Map<string, ListenerState>(tree.listeners.filter((l) => l.admin_state_up === 1).map((l) => [l.id, 'OPEN']));
   const pools = new Map<string, PoolObservation>();
   for (const p of tree.pools) {
@@ -131,6 +131,9 @@ export function verdictsOf(rows: Iterable<Row>): Map<string, ServiceMonitorStatu
   return out;
 }
 
+/** The `Service_Monitor.protocol` of a probed pool's members (OVN probes TCP and UDP pools only). */
+export const serviceMonitorProtocol = (poolProtocol: string): 'tcp' | 'udp' => (poolProtocol === 'UDP' ? 'udp' : 'tcp');
+
 export interface ProbedMember {
   id: string;
   poolId: string;
@@ -155,7 +158,7 @@ function membersQuery(db: Q) {
 async function probed(q: ReturnType<typeof membersQuery>): Promise<ProbedMember[]> {
   return (await q.execute())
     .filter((r) => probedByOvn(r.protocol, r))
-    .map((r) => ({ id: r.id, poolId: r.pool_id, loadBalancerId: r.load_balancer_id, address: r.address, port: r.protocol_port, protocol: r.protocol === 'UDP' ? 'udp' : 'tcp' }));
+    .map((r) => ({ id: r.id, poolId: r.pool_id, loadBalancerId: r.load_balancer_id, address: r.address, port: r.protocol_port, protocol: serviceMonitorProtocol(r.protocol) }));
 }
 
 /** The members OVN probes in these ovn load balancers, in one query. */

@@ -7,7 +7,8 @@ import type { Kysely, Transaction } from 'kysely';
 import { servedTree } from '../../db/lb-tree.js';
 import type { Database } from '../../db/schema.js';
 import type { OvnLoadBalancer, OvnPool } from './nb-rows.js';
-import { probedByOvn } from './statuses.js';
+import type { ObservedTree } from '../../health/status.js';
+import { probedByOvn, serviceMonitorProtocol, type ProbedMember } from './statuses.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -23,11 +24,29 @@ export interface OvnHealthMonitor {
 }
 
 export interface OvnTree {
+  /** Its member statuses (`memberStatus`) are left empty: they are derived, see state.ts. */
   lb: OvnLoadBalancer;
   vipSubnetId: string;
   /** The monitors OVN runs: enabled, of a probed type, on a pool of a probed protocol. */
   monitors: OvnHealthMonitor[];
+  /** The same rows with their statuses, as the status derivation reads them. */
+  observed: ObservedTree;
 }
+
+/** The members OVN probes, as the Southbound's `Service_Monitor` rows name their backends. */
+export function probedMembers(tree: OvnTree): ProbedMember[] {
+  const monitored = new Set(tree.monitors.map((m) => m.poolId));
+  return tree.lb.pools
+    .filter((p) => monitored.has(p.id))
+    .flatMap((p) => p.members.map((m) => ({ id: m.id, poolId: p.id, loadBalancerId: tree.lb.id, address: m.address, port: m.port, protocol: serviceMonitorProtocol(p.protocol) })));
+}
+
+const statusRow = (r: { id: string; admin_state_up: number; provisioning_status: string; operating_status: string }) => ({
+  id: r.id,
+  admin_state_up: r.admin_state_up,
+  provisioning_status: r.provisioning_status,
+  operating_status: r.operating_status,
+});
 
 interface StoredPersistence {
   type: string;
@@ -42,7 +61,6 @@ export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
   const vipSubnetId = lb.vip_subnet_id ?? '';
   const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string; port_id: string }>;
   const hmByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
-  const status: Record<string, string> = {};
   const ovnPools: OvnPool[] = pools.map((p) => {
     const persistence = p.session_persistence ? (JSON.parse(p.session_persistence) as StoredPersistence | null) : null;
     const hm = hmByPool.get(p.id);
@@ -55,10 +73,7 @@ export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
       healthMonitorId: hm ? hm.id : null,
       members: members
         .filter((m) => m.pool_id === p.id)
-        .map((m) => {
-          status[m.id] = m.operating_status;
-          return { id: m.id, address: m.address, port: m.protocol_port, subnetId: m.subnet_id ?? vipSubnetId, enabled: m.admin_state_up === 1 };
-        }),
+        .map((m) => ({ id: m.id, address: m.address, port: m.protocol_port, subnetId: m.subnet_id ?? vipSubnetId, enabled: m.admin_state_up === 1 })),
     };
   });
   const probed = monitors.filter((hm) => {
@@ -77,7 +92,13 @@ export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
         .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
         .map((l) => ({ id: l.id, protocol: l.protocol, port: l.protocol_port, enabled: l.admin_state_up === 1, defaultPoolId: l.default_pool_id })),
       pools: ovnPools,
-      memberStatus: status,
+      memberStatus: {},
+    },
+    observed: {
+      lb: { ...statusRow(lb), config_version: lb.config_version },
+      listeners: listeners.map(statusRow),
+      pools: pools.map(statusRow),
+      members: members.map((m) => ({ ...statusRow(m), pool_id: m.pool_id })),
     },
     monitors: probed.map((hm) => ({ id: hm.id, poolId: hm.pool_id, interval: hm.delay, timeout: hm.timeout, successCount: hm.max_retries, failureCount: hm.max_retries_down })),
   };
