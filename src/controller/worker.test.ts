@@ -79,6 +79,7 @@ test('a stopped worker hands its job back and the next one resumes at the interr
       step('b', async (ctx) => {
         if (!firstTry) return;
         firstTry = false;
+        ctx.signal.throwIfAborted();
         await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true }));
       }),
       step('c'),

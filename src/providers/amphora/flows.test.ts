@@ -51,7 +51,8 @@ class FakeAgents {
       putCertificate: async () => undefined,
       info: async () => info,
       waitReady: async (signal) => {
-        if (this.hang) await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+        // A worker may stop before the step gets here: an abort that already happened must end the wait too.
+        if (this.hang) await new Promise((_, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason))));
         if (!(await this.compute.list()).some((c) => c.amphoraId === amphoraId)) throw new Error(`amphora ${amphoraId} does not run`);
         return info;
       },
