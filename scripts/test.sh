@@ -1,17 +1,46 @@
 #!/usr/bin/env bash
-# `npm test`: build, then run every compiled test file with node's runner (one summary per
-# pass). With OSTIA_TEST_PG_URL (a PostgreSQL server URL whose user may CREATE DATABASE),
-# the database-backed test files run a second time against PostgreSQL.
+# `npm test`: set up what the tests need, build, then run every compiled test file with node's
+# runner (one summary per pass), first on SQLite, then the database tests on PostgreSQL.
+#
+# As root (or with passwordless sudo) it installs the Debian packages of scripts/packages.txt that
+# are missing; it starts a private PostgreSQL for the second pass unless OSTIA_TEST_PG_URL names a
+# server (whose user may CREATE DATABASE). Whatever it cannot set up, the tests that need it skip,
+# and the run ends with one line per skipped group: what is missing, the command that enables it.
+#   --require-all           fail instead of skipping (.ci/run passes it)
 #   OSTIA_TEST_CONCURRENCY  test files run at once (default: 2, sized for a 2-core box)
-#   extra arguments         passed to `node --test`, e.g. npm test -- --test-name-pattern=quota
+#   other arguments         passed to `node --test`, e.g. npm test -- --test-name-pattern=quota
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/system.sh
+source scripts/lib/postgres.sh
+
+require_all=0
+args=()
+for a in "$@"; do
+  if [ "$a" = --require-all ]; then require_all=1; else args+=("$a"); fi
+done
+
+install_missing || echo "test.sh: running the tests this machine can run; the summary at the end names what was skipped" >&2
+[ -d node_modules ] || npm ci --no-audit --no-fund </dev/null >&2
 
 status=0
 # tsc still emits on type errors: report them, run the tests anyway, and fail at the end.
 if ! npm run --silent build; then
   echo "test.sh: the build reported errors (above); running the tests anyway, npm test will fail" >&2
   status=1
+fi
+
+trap stop_private_postgres EXIT
+if [ -z "${OSTIA_TEST_PG_URL:-}" ]; then
+  start_private_postgres || echo "test.sh: no PostgreSQL for the second pass" >&2
+fi
+
+if [ $require_all -eq 1 ]; then
+  export OSTIA_TEST_REQUIRE_ALL=1
+  if ! node dist/test/support/requirements.js --require-all >&2; then
+    echo "test.sh: --require-all, and the lines above cannot run here; nothing was run" >&2
+    exit 1
+  fi
 fi
 
 # Only files whose source still exists: dist/ may hold the output of since-deleted tests.
@@ -32,7 +61,7 @@ run_tests() {
 }
 
 echo "== ${#all_tests[@]} test files, SQLite =="
-run_tests "$@" "${all_tests[@]}" || status=1
+run_tests "${args[@]}" "${all_tests[@]}" || status=1
 
 if [ -n "${OSTIA_TEST_PG_URL:-}" ]; then
   # The files that open a database: through the in-process harness, or directly.
@@ -42,9 +71,10 @@ if [ -n "${OSTIA_TEST_PG_URL:-}" ]; then
     status=1
   else
     echo "== ${#db_tests[@]} database test files, PostgreSQL =="
-    OSTIA_TEST_DATABASE_URL="$OSTIA_TEST_PG_URL" run_tests "$@" "${db_tests[@]}" || status=1
+    OSTIA_TEST_DATABASE_URL="$OSTIA_TEST_PG_URL" run_tests "${args[@]}" "${db_tests[@]}" || status=1
   fi
-else
-  echo "(OSTIA_TEST_PG_URL is not set: the PostgreSQL pass is skipped; .ci/run sets it)"
 fi
+
+# What did not run, one line a group, last, where a reader of the run looks.
+node dist/test/support/requirements.js || true
 exit $status

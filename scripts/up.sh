@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run up`: from a fresh clone to a running Ostia (API, worker, embedded Keystone, SQLite
 # under .ostia/, amphora load balancers as local processes). Needs Node.js 20+ and npm; installs
-# Debian's haproxy if it is missing; the native SQLite module ships prebuilt.
+# Debian's haproxy and the openstack CLI (scripts/packages.txt) if they are missing.
 # Arguments go to `ostia up`: npm run up -- --port 0 --data-dir /tmp/ostia
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,15 +16,16 @@ if [ "$major" -lt 20 ]; then
   exit 1
 fi
 
-# The amphora provider (the default) runs Debian's HAProxy for each load balancer.
+source scripts/lib/system.sh
+# The amphora provider (the default) runs Debian's HAProxy for each load balancer; the commands
+# `ostia up` prints need the openstack CLI with its load-balancer and key-manager plug-ins.
+install_missing haproxy openstack-cli || true
 if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
-  echo "ostia: installing haproxy (apt-get install haproxy) for the amphora provider..." >&2
-  if ! { $sudo apt-get -o DPkg::Lock::Timeout=300 update && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends haproxy; } </dev/null >&2; then
-    echo "ostia: could not install haproxy; install it (apt-get install haproxy) or enable only the noop provider (api.enabledProviders: [noop])." >&2
-    exit 1
-  fi
+  echo "ostia: haproxy is missing; install it (sudo apt-get install haproxy) or enable only the noop provider (api.enabledProviders: [noop])." >&2
+  exit 1
+fi
+if [ -n "$(missing_packages openstack-cli)" ]; then
+  echo "ostia: the openstack commands printed below need: sudo apt-get install --no-install-recommends $(packages_of openstack-cli | tr '\n' ' ')" >&2
 fi
 
 if [ ! -d node_modules ]; then

@@ -11,8 +11,9 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { OpenstackCli } from './support/openstack-cli.js';
 import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 
 const ADMIN = 'ostia';
@@ -25,7 +26,7 @@ interface StatusTree {
 
 const lastOctet = () => 10 + Math.floor(Math.random() * 240);
 
-describe('amphora provider through the openstack CLI', { skip: openstackCliMissing(), concurrency: 1 }, () => {
+describe('amphora provider through the openstack CLI', { skip: unmet('openstack-cli'), concurrency: 1 }, () => {
   let ostia: OstiaProcess;
   let cli: OpenstackCli;
   let configDir: string;

@@ -17,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { OpenstackCli } from './support/openstack-cli.js';
 import { randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../src/keymanager/testing.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
@@ -30,7 +31,7 @@ type Obj = Record<string, unknown>;
 
 const fingerprint = (cert: IssuedCert) => new X509Certificate(cert.certPem).fingerprint256;
 
-describe('TLS on the amphora through the openstack CLI', { skip: openstackCliMissing(), concurrency: 1 }, () => {
+describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstack-cli'), concurrency: 1 }, () => {
   let ostia: OstiaProcess;
   let cli: OpenstackCli;
   let pki: TestPki;

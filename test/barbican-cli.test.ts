@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { unmet } from './support/requirements.js';
+import { OpenstackCli } from './support/openstack-cli.js';
 
 const DEMO = 'ostia-demo';
 const ALT = 'ostia-alt';
@@ -21,7 +22,7 @@ type Obj = Record<string, unknown>;
 
 const refused = (what: string) => new RegExp(`^Forbidden: ${what} attempt not allowed - please review your user/project privileges$`, 'm');
 
-describe('openstack secret / acl against ostia up', { skip: openstackCliMissing() }, () => {
+describe('openstack secret / acl against ostia up', { skip: unmet('openstack-cli') }, () => {
   let ostia: OstiaProcess;
   let cli: OpenstackCli;
   let dir: string;

@@ -7,7 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { unmet } from './support/requirements.js';
+import { OpenstackCli } from './support/openstack-cli.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -30,7 +31,7 @@ const FORBIDDEN = /Policy does not allow this request to be performed\. \(HTTP 4
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
-describe('openstack CLI against ostia up', { skip: openstackCliMissing(), concurrency: 4 }, () => {
+describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concurrency: 4 }, () => {
   let ostia: OstiaProcess;
   let cli: OpenstackCli;
   const subnets: Record<string, string> = {};

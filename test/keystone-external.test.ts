@@ -10,16 +10,17 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { keystoneMissing, KEYSTONE_REGION, startKeystone, type KeystoneAccount, type RealKeystone } from './support/keystone.js';
+import { KEYSTONE_REGION, startKeystone, type KeystoneAccount, type RealKeystone } from './support/keystone.js';
+import { unmet } from './support/requirements.js';
 import { startOstiaServer, type OstiaServer } from './support/ostia-process.js';
 import { NOOP_PROVIDERS } from './support/harness.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { OpenstackCli } from './support/openstack-cli.js';
 
 type Obj = Record<string, unknown>;
 
 const FORBIDDEN = /Policy does not allow this request to be performed\. \(HTTP 403\)/;
 
-describe('external identity: ostia up validating tokens of a real Keystone', { skip: keystoneMissing() || openstackCliMissing(), timeout: 240_000 }, () => {
+describe('external identity: ostia up validating tokens of a real Keystone', { skip: unmet('keystone') || unmet('openstack-cli'), timeout: 240_000 }, () => {
   let keystone: RealKeystone;
   let ostia: OstiaServer;
   let cli: OpenstackCli;

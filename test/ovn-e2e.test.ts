@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { eventually } from '../src/amphora/testing.js';
-import { OpenstackCli, openstackCliMissing } from './support/openstack-cli.js';
+import { OpenstackCli } from './support/openstack-cli.js';
+import { unmet } from './support/requirements.js';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { waitBackends, waitMonitor } from './support/ovn-readiness.js';
 import { asSet, nbRows, vipsOf, type NbRow } from './support/ovn-rows.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_LS, PRIVATE_SUBNET, PUBLIC_LS, PUBLIC_SUBNET, ROUTER, startOvnLab, tally, UDP_PORT, type OvnLab } from './support/ovn-lab.js';
-import { ovnSandboxMissing } from './support/ovn-sandbox.js';
 
 type Obj = Record<string, unknown>;
 
@@ -58,7 +58,7 @@ function poolStatus(tree: Obj, name: string): Obj {
   return pool;
 }
 
-test('the ovn provider through ostia up and the openstack CLI', { skip: ovnSandboxMissing() || openstackCliMissing(), timeout: 600_000 }, async (t) => {
+test('the ovn provider through ostia up and the openstack CLI', { skip: unmet('ovn-sandbox') || unmet('openstack-cli'), timeout: 600_000 }, async (t) => {
   const started = Date.now();
   const lab: OvnLab = await startOvnLab();
   const dir = mkdtempSync(join(tmpdir(), 'ostia-ovn-e2e-'));

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startHarness, type Harness } from './support/harness.js';
+import { unmet } from './support/requirements.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_LS, PRIVATE_SUBNET, PUBLIC_LS, PUBLIC_SUBNET, ROUTER, startOvnLab, tally, UDP_PORT, type OvnLab } from './support/ovn-lab.js';
-import { ovnSandboxMissing } from './support/ovn-sandbox.js';
 import { asSet, nbRows } from './support/ovn-rows.js';
 import { waitMonitor } from './support/ovn-readiness.js';
 
@@ -31,7 +31,7 @@ const LB_COLUMNS = ['protocol', 'vips', 'external_ids', 'health_check', 'ip_port
 const lbRows = async (lab: OvnLab, lbId: string) => (await find(lab, 'Load_Balancer', LB_COLUMNS, `name=${lbId}`)) as unknown as NbLb[];
 const asList = (v: unknown): string[] => asSet(v).map(String);
 
-test('the ovn provider writes, serves and removes what upstream would', { skip: ovnSandboxMissing(), timeout: 300_000 }, async (t) => {
+test('the ovn provider writes, serves and removes what upstream would', { skip: unmet('ovn-sandbox'), timeout: 300_000 }, async (t) => {
   const lab = await startOvnLab();
   let h: Harness | undefined;
   try {
@@ -187,7 +187,7 @@ test('the ovn provider writes, serves and removes what upstream would', { skip: 
   }
 });
 
-test('a VIP network that is not an OVN switch is refused at once', { skip: ovnSandboxMissing(), timeout: 60_000 }, async () => {
+test('a VIP network that is not an OVN switch is refused at once', { skip: unmet('ovn-sandbox'), timeout: 60_000 }, async () => {
   const lab = await startOvnLab();
   let h: Harness | undefined;
   try {

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { ovnSandboxMissing, startOvnSandbox, type Server } from './support/ovn-sandbox.js';
+import { startOvnSandbox, type Server } from './support/ovn-sandbox.js';
+import { unmet } from './support/requirements.js';
 import { monitorStatus, waitBackends, waitMonitor } from './support/ovn-readiness.js';
 import { tally } from './support/ovn-lab.js';
 
@@ -41,7 +42,7 @@ function processGone(pid: number): boolean {
   }
 }
 
-test('a real single-node OVN balances, health-checks and restarts', { skip: ovnSandboxMissing(), timeout: 240_000 }, async (t) => {
+test('a real single-node OVN balances, health-checks and restarts', { skip: unmet('ovn-sandbox'), timeout: 240_000 }, async (t) => {
   const started = Date.now();
   const sb = await startOvnSandbox();
   t.diagnostic(`bring-up ${Date.now() - started} ms (prefix ${sb.prefix}, run dir ${sb.runDir})`);
@@ -153,7 +154,7 @@ test('a real single-node OVN balances, health-checks and restarts', { skip: ovnS
   }
 });
 
-test('a failed start names the daemon, shows its output and leaves nothing behind', { skip: ovnSandboxMissing(), timeout: 60_000 }, async () => {
+test('a failed start names the daemon, shows its output and leaves nothing behind', { skip: unmet('ovn-sandbox'), timeout: 60_000 }, async () => {
   const prefix = `ovtf${randomUUID().slice(0, 6)}`;
   // ovn-controller 23.03 rejects --unixctl (reference B.6 item 4): a daemon that dies mid-start.
   const err = await startOvnSandbox({ prefix, daemonArgs: { 'ovn-controller': ['--unixctl=/nonexistent'] } }).then(

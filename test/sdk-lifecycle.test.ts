@@ -7,21 +7,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pythonClientEnv, repoRoot, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { unmet } from './support/requirements.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(repoRoot(), 'test', 'sdk', 'lifecycle.py');
 const RUN_TIMEOUT_MS = 180_000;
 
 type Obj = Record<string, unknown>;
-
-function sdkMissing(): string | false {
-  if (!existsSync(PYTHON)) return `${PYTHON} is not installed`;
-  if (!existsSync('/usr/lib/python3/dist-packages/openstack/__init__.py')) return 'python3-openstacksdk is not installed (apt-get install python3-openstacksdk)';
-  return false;
-}
 
 function runLifecycle(ostia: OstiaProcess, cloud: string, vipSubnet: string, memberSubnet: string): Promise<Record<string, Obj>> {
   return new Promise((resolve, reject) => {
@@ -48,7 +42,7 @@ function runLifecycle(ostia: OstiaProcess, cloud: string, vipSubnet: string, mem
 
 const ids = (v: unknown) => (v as Array<{ id: string }>).map((x) => x.id);
 
-describe('openstacksdk against ostia up', { skip: sdkMissing() }, () => {
+describe('openstacksdk against ostia up', { skip: unmet('openstacksdk') }, () => {
   let ostia: OstiaProcess;
   let out: Record<string, Obj>;
   let vipSubnet: string;

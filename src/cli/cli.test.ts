@@ -110,14 +110,22 @@ test('trace prints the provisioning steps of a load balancer, as a table and as 
     assert.equal(created.status, 201, await created.clone().text());
     lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
     assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${lbId}`, headers), 'ACTIVE');
+    for (let i = 0; i < 2; i++) {
+      const twin = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'twin' } }) });
+      assert.equal(twin.status, 201, await twin.clone().text());
+      assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${((await twin.json()) as { loadbalancer: { id: string } }).loadbalancer.id}`, headers), 'ACTIVE');
+    }
   } finally {
     await running.stop();
   }
 
-  const [asJson, asTable, unknown] = await Promise.all([
+  const [asJson, asTable, unknown, byName, byNameJson, ambiguous] = await Promise.all([
     ostia('trace', lbId, '--data-dir', dataDir, '--json'),
     ostia('trace', lbId, '--data-dir', dataDir),
     ostia('trace', '00000000-0000-0000-0000-000000000000', '--data-dir', dataDir),
+    ostia('trace', 'traced', '--data-dir', dataDir),
+    ostia('trace', 'traced', '--data-dir', dataDir, '--json'),
+    ostia('trace', 'twin', '--data-dir', dataDir),
   ]);
   assert.equal(asJson.code, 0, asJson.stderr);
   const traced = JSON.parse(asJson.stdout) as { load_balancer: { id: string; provisioning_status: string }; steps: Array<{ operation: string; step: string; duration_ms: number | null; error: string | null }> };
@@ -137,7 +145,16 @@ test('trace prints the provisioning steps of a load balancer, as a table and as 
   assert.match(rows[0]!, new RegExp(`^loadbalancer\\.create\\s+${traced.steps[0]!.step}\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+\\s+\\d+\\.\\d{3}$`));
 
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /^ostia trace: no load balancer 00000000-0000-0000-0000-000000000000 in the database sqlite:.*\. Check the id/);
+  assert.match(unknown.stderr, /^ostia trace: no load balancer with the id or name '00000000-0000-0000-0000-000000000000' in the database sqlite:.*\. Check it/);
+
+  // A name, as the openstack CLI takes one: the same trace, and which load balancer it was.
+  assert.equal(byName.code, 0, byName.stderr);
+  assert.equal(byName.stdout, asTable.stdout);
+  assert.equal(byName.stderr, `ostia trace: 'traced' is load balancer ${lbId}\n`);
+  const namedJson = JSON.parse(byNameJson.stdout) as { load_balancer: { id: string }; resolved_by: string; steps: unknown[] };
+  assert.deepEqual([namedJson.load_balancer.id, namedJson.resolved_by, namedJson.steps.length], [lbId, 'name', traced.steps.length]);
+  assert.equal(ambiguous.code, 1);
+  assert.match(ambiguous.stderr, /^ostia trace: 2 load balancers are named 'twin': [0-9a-f-]{36} \(project \w+\), [0-9a-f-]{36} \(project \w+\)\. Pass the id of the one you mean\.\n$/);
 });
 
 test('trace refuses a data directory without a database, and creates none', async () => {
@@ -173,7 +190,7 @@ test('usage mistakes exit 2 with one line naming the mistake and the help to rea
   assert.deepEqual(unknownCommand, { code: 2, stdout: '', stderr: "ostia: unknown command 'frobnicate'. Run 'ostia --help' for the list.\n" });
   assert.deepEqual(unknownOption, { code: 2, stdout: '', stderr: "ostia up: unknown option '--frob'. See 'ostia up --help'.\n" });
   assert.deepEqual(badPort, { code: 2, stdout: '', stderr: "ostia up: --port must be an integer from 0 to 65535, got 'http'. See 'ostia up --help'.\n" });
-  assert.deepEqual(noLb, { code: 2, stdout: '', stderr: "ostia trace: expected <lb-id>, got none. See 'ostia trace --help'.\n" });
+  assert.deepEqual(noLb, { code: 2, stdout: '', stderr: "ostia trace: expected <load-balancer>, got none. See 'ostia trace --help'.\n" });
   assert.equal(nothing.code, 2);
   assert.match(nothing.stderr, /^Usage: ostia <command>/);
 });

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { LocalJobSignal, PostgresJobSignal } from './signal.js';
+import { openDatabase } from '../db/database.js';
+import { freshPostgresDatabase } from '../../test/support/postgres.js';
 
 // The waits below would end by themselves only after an hour: the test's own timeout fails
 // them if the notify or the abort did not end them.
@@ -39,5 +42,29 @@ test('a notify in one process reaches a worker of another through PostgreSQL', {
   } finally {
     await api.close();
     await worker.close();
+  }
+});
+
+test('a LISTEN connection the server drops is opened again: the waiter is woken, later notifies arrive, and no idle connection lost crashes the process', { skip: pgUrl ? false : 'OSTIA_TEST_DATABASE_URL is not set (PostgreSQL runs in CI)', timeout: 60_000 }, async () => {
+  const database = await freshPostgresDatabase(pgUrl!);
+  const name = new URL(database.url).pathname.slice(1);
+  const api = await PostgresJobSignal.connect(database.url);
+  const worker = await PostgresJobSignal.connect(database.url);
+  const admin = await openDatabase(pgUrl!);
+  try {
+    api.notify(); // the sender's connection exists and is idle when the server ends it
+    await worker.wait(HOUR);
+    const rescan = worker.wait(HOUR);
+    const { rows } = await sql<{ n: number }>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`.execute(admin.kysely);
+    assert.ok(rows[0]!.n >= 2, `the server ended ${rows[0]!.n} connections, expected the sender's and both listeners`);
+    await rescan; // woken when its LISTEN is back: notifies sent meanwhile were lost, so it re-scans
+    const woken = worker.wait(HOUR);
+    api.notify();
+    await woken;
+  } finally {
+    await api.close();
+    await worker.close();
+    await admin.close();
+    await database.drop();
   }
 });

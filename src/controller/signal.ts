@@ -4,6 +4,7 @@
  * Workers still re-scan on a long timer to pick up expired leases of dead peers.
  */
 import { EventEmitter } from 'node:events';
+import { openPostgresPool, type ClosablePool } from '../db/postgres-pool.js';
 
 export interface JobSignal {
   /** Called after the enqueuing transaction commits. */
@@ -41,43 +42,72 @@ export class LocalJobSignal implements JobSignal {
   }
 }
 
-/** Minimal slice of pg's Client that we call, so this file does not depend on pg's types. */
-interface PgListener {
-  connect(): Promise<unknown>;
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', cb: () => void): unknown;
-  end(): Promise<void>;
-}
+/** How long a lost LISTEN connection waits before it is opened again. */
+const RELISTEN_MS = 1_000;
 
 export class PostgresJobSignal extends LocalJobSignal {
+  private listener: import('pg').Client | undefined;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+
   private constructor(
-    private readonly send: () => Promise<unknown>,
-    private readonly disconnect: () => Promise<unknown>,
+    private readonly url: string,
+    private readonly sender: ClosablePool,
   ) {
     super();
   }
 
   static async connect(url: string): Promise<PostgresJobSignal> {
-    const pg = await import('pg');
-    const listener: PgListener = new pg.default.Client({ connectionString: url });
-    await listener.connect();
-    const sender = new pg.default.Pool({ connectionString: url, max: 1 });
-    const s = new PostgresJobSignal(
-      () => sender.query(`NOTIFY ${CHANNEL}`),
-      () => Promise.all([listener.end(), sender.end()]),
-    );
-    listener.on('notification', () => s.emitter.emit('job'));
-    await listener.query(`LISTEN ${CHANNEL}`);
+    const s = new PostgresJobSignal(url, await openPostgresPool(url, 1));
+    try {
+      await s.listen();
+    } catch (e) {
+      await s.close();
+      throw e;
+    }
     return s;
+  }
+
+  /**
+   * A LISTEN connection the server drops (a restart, a failover) is opened again; until then
+   * workers fall back on their re-scan timer, and they re-scan once it is back, since
+   * notifications sent meanwhile are lost.
+   */
+  private async listen(): Promise<void> {
+    const pg = await import('pg');
+    const listener = new pg.default.Client({ connectionString: this.url });
+    listener.on('error', () => this.lost(listener));
+    listener.on('end', () => this.lost(listener));
+    listener.on('notification', () => this.emitter.emit('job'));
+    this.listener = listener;
+    try {
+      await listener.connect();
+      await listener.query(`LISTEN ${CHANNEL}`);
+    } catch (e) {
+      this.lost(listener);
+      throw e;
+    }
+  }
+
+  private lost(listener: import('pg').Client): void {
+    if (this.listener !== listener) return;
+    this.listener = undefined;
+    listener.end().catch(() => undefined);
+    if (this.closed) return;
+    this.retry = setTimeout(() => this.listen().then(() => this.emitter.emit('job'), () => undefined), RELISTEN_MS);
   }
 
   override notify(): void {
     super.notify();
-    this.send().catch(() => undefined);
+    this.sender.pool.query(`NOTIFY ${CHANNEL}`).catch(() => undefined);
   }
 
   override async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
     await super.close();
-    await this.disconnect();
+    const listener = this.listener;
+    this.listener = undefined;
+    await Promise.all([listener?.end().catch(() => undefined), this.sender.end()]);
   }
 }

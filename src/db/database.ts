@@ -1,6 +1,7 @@
 /** Opens the database named by a URL: `sqlite:<path>` (embedded default) or `postgres://…`. */
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
+import { openPostgresPool } from './postgres-pool.js';
 import * as initial from './migrations/0001-initial.js';
 import * as amphora from './migrations/0002-amphora.js';
 import * as keyManager from './migrations/0003-keymanager.js';
@@ -23,9 +24,17 @@ export async function openDatabase(url: string): Promise<Db> {
     const pg = await import('pg');
     // BIGINT columns (job leases) hold epoch milliseconds: safe as JS numbers.
     pg.default.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.default.Pool({ connectionString: url, max: 10 });
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+    const { pool, end } = await openPostgresPool(url, 10);
+    // Kysely's destroy() ends the pool; end() again is refused by pg, so wait for the connections ourselves.
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: () => Promise.resolve() } }) });
+    return {
+      kysely,
+      dialect: 'postgres',
+      async close() {
+        await kysely.destroy();
+        await end();
+      },
+    };
   }
   const path = url.replace(/^sqlite:(\/\/)?/, '');
   const { default: SQLite } = await import('better-sqlite3');

@@ -6,7 +6,6 @@
  */
 import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../src/config.js';
 import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/health.js';
-import { findAmphoraProgram } from '../../src/compute/local/driver.js';
 import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../../src/amphora/testing.js';
 import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
 import { randomManagementNetwork } from './amphora-config.js';
@@ -15,7 +14,7 @@ import { admin, startHarness, type Harness } from './harness.js';
 import { WITH_KEY_MANAGER, storeContainer } from './tls-secrets.js';
 import { createTestPki } from '../../src/keymanager/testing.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_SUBNET, PUBLIC_SUBNET, UDP_PORT, startOvnLab } from './ovn-lab.js';
-import { ovnSandboxMissing } from './ovn-sandbox.js';
+import { unmet } from './requirements.js';
 
 export interface World {
   api: Api;
@@ -64,7 +63,7 @@ function tlsContainerIn(h: Harness): () => Promise<string> {
 
 const amphora: ProviderWorld = {
   provider: 'amphora',
-  missing: () => (findAmphoraProgram('haproxy') ? false : 'the amphora provider needs haproxy (apt-get install haproxy)'),
+  missing: () => unmet('haproxy'),
   async start() {
     const closers: Array<() => Promise<unknown>> = [];
     try {
@@ -123,7 +122,7 @@ const FAILED = /^FAIL:/;
 
 const ovn: ProviderWorld = {
   provider: 'ovn',
-  missing: ovnSandboxMissing,
+  missing: () => unmet('ovn-sandbox'),
   async start() {
     const lab = await startOvnLab();
     const closers: Array<() => Promise<unknown>> = [() => lab.close()];

@@ -20,10 +20,6 @@ const BRING_UP_TIMEOUT_MS = 120_000;
 const REGISTER_TIMEOUT_MS = 30_000;
 const LOG_TAIL_BYTES = 8_192;
 
-export function keystoneMissing(): string | false {
-  return existsSync(KEYSTONE_MANAGE) ? false : `${KEYSTONE_MANAGE} is not installed (apt-get install --no-install-recommends keystone)`;
-}
-
 /** A user with one project-scoped role, ready for a clouds.yaml `auth` block. */
 export interface KeystoneAccount extends CloudAuth {
   readonly userId: string;

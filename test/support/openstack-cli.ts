@@ -4,14 +4,9 @@
  * lifecycles may overlap, up to a bound that keeps a 2-core machine responsive.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { pythonClientEnv } from './ostia-process.js';
 
 export const OPENSTACK_BIN = '/usr/bin/openstack';
-
-export function openstackCliMissing(): string | false {
-  return existsSync(OPENSTACK_BIN) ? false : `${OPENSTACK_BIN} is not installed (apt-get install python3-openstackclient python3-octaviaclient)`;
-}
 
 export interface CliResult {
   readonly code: number | null;

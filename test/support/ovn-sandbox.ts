@@ -14,11 +14,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { createConnection, type NetConnectOpts } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OVN_SCHEMAS, onPath, unmet } from './requirements.js';
 
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
-const SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema';
-const VSWITCH_SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
-const BINARIES = ['ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd', 'ovs-vsctl', 'ovn-northd', 'ovn-controller', 'ovn-nbctl', 'ovn-sbctl', 'ip'];
+const { nb: NB_SCHEMA, sb: SB_SCHEMA, vswitch: VSWITCH_SCHEMA } = OVN_SCHEMAS;
 const CHASSIS = 'chassis-1';
 /** Upper bound for one CLI call; the ctl tools also get --timeout so they fail first, with a message. */
 const CLI_TIMEOUT_MS = 20_000;
@@ -26,28 +24,6 @@ const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 3_000;
 /** Linux IFNAMSIZ - 1. */
 const MAX_IFNAME = 15;
-
-function onPath(bin: string): boolean {
-  const dirs = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']);
-  return dirs.some((d) => d !== '' && existsSync(join(d, bin)));
-}
-
-/** Why the sandbox cannot run here, or false when it can. */
-export function ovnSandboxMissing(): string | false {
-  if (process.platform !== 'linux') return 'OVN sandbox needs Linux network namespaces';
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'OVN sandbox needs root (network namespaces)';
-  const missing = BINARIES.filter((b) => !onPath(b));
-  if (missing.length > 0) return `OVN sandbox needs ${missing.join(', ')} (packages ovn-central ovn-host openvswitch-switch iproute2)`;
-  for (const f of [NB_SCHEMA, SB_SCHEMA, VSWITCH_SCHEMA]) if (!existsSync(f)) return `OVN sandbox needs ${f}`;
-  if (!onPath('ethtool') && !onPath('python3')) return 'OVN sandbox needs ethtool or python3 (to turn veth TX checksum offload off)';
-  if (!existsSync('/dev/net/tun')) return 'OVN sandbox needs /dev/net/tun (userspace datapath)';
-  try {
-    execFileSync('ip', ['netns', 'list'], { stdio: 'pipe', timeout: 5_000 });
-  } catch (e) {
-    return `OVN sandbox needs a usable \`ip netns\`: ${(e as Error).message}`;
-  }
-  return false;
-}
 
 export interface ExecResult {
   code: number | null;
@@ -512,8 +488,8 @@ export interface OvnSandboxOptions {
 
 /** Brings a whole single-node OVN up; on any failure everything started so far is torn down. */
 export async function startOvnSandbox(opts: OvnSandboxOptions = {}): Promise<OvnSandbox> {
-  const reason = ovnSandboxMissing();
-  if (reason) throw new Error(reason);
+  const reason = unmet('ovn-sandbox');
+  if (reason) throw new Error(`the OVN sandbox cannot run: ${reason}`);
   const prefix = opts.prefix ?? `ovt${randomBytes(3).toString('hex')}`;
   if (!/^[A-Za-z0-9_]{1,20}$/.test(prefix)) throw new Error(`netns prefix ${prefix}: 1-20 of [A-Za-z0-9_]`);
   const existing = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8', timeout: 5_000 })

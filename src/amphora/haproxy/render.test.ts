@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../test/support/ostia-process.js';
@@ -18,6 +18,7 @@ import * as fx from './testing/fixtures.js';
 import { parseConfig } from './testing/words.js';
 import { tlsFiles, type TlsFileKind } from './tls-files.js';
 import { createTestPki } from '../../keymanager/testing.js';
+import { unmet } from '../../../test/support/requirements.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const goldenDir = join(repoRoot(), 'src/amphora/haproxy/golden');
@@ -62,7 +63,7 @@ for (const [name, make] of Object.entries(fx.goldenConfigs)) {
     assert.equal(render(make()), text, 'rendering is deterministic');
   });
 
-  test(`haproxy -c accepts ${name} without a warning`, { skip: !existsSync(HAPROXY) && `${HAPROXY} is not installed` }, () => {
+  test(`haproxy -c accepts ${name} without a warning`, { skip: unmet('haproxy') }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'ostia-haproxy-'));
     try {
       const paths = { statsSocket: join(dir, 'haproxy.sock'), stateFile: join(dir, 'haproxy.state'), pidFile: join(dir, 'haproxy.pid'), tlsDir: join(dir, 'tls') };

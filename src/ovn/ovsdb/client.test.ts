@@ -16,11 +16,12 @@ import { DisconnectedError } from './json-rpc.js';
 import type { Monitor, ResyncReport, RowChange } from './monitor.js';
 import { OvsdbOperationError, type Row } from './operations.js';
 import { HEALTH_CHECK_UNSUPPORTED_TEXT, assertHealthChecksSupported, hasColumn, schemaVersion, supportsHealthChecks } from './schema.js';
-import { NB_SCHEMA, TestOvsdbServer, ovsdbUnavailable, schemaWithout } from './testing.js';
+import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from './testing.js';
+import { unmet } from '../../../test/support/requirements.js';
 
 const run = promisify(execFile);
 const NB = 'OVN_Northbound';
-const skip = ovsdbUnavailable();
+const skip = unmet('ovsdb');
 const fast = { backoffInitialMs: 50, backoffMaxMs: 400, connectTimeoutMs: 10_000, probeIntervalMs: 0 };
 
 let server: TestOvsdbServer;

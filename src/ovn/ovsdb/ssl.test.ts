@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { OvsdbClient } from './client.js';
 import { DisconnectedError } from './json-rpc.js';
-import { TestOvsdbServer, ovsdbUnavailable } from './testing.js';
+import { TestOvsdbServer } from './testing.js';
+import { unmet } from '../../../test/support/requirements.js';
 
 const run = promisify(execFile);
-const skip = ovsdbUnavailable();
+const skip = unmet('ovsdb');
 let dir: string;
 let server: TestOvsdbServer;
 

@@ -5,7 +5,7 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,14 +15,6 @@ const run = promisify(execFile);
 
 export const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 export const SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema';
-
-/** Why the OVSDB tests cannot run here, or undefined when they can. */
-export function ovsdbUnavailable(): string | undefined {
-  for (const f of ['/usr/sbin/ovsdb-server', '/usr/bin/ovsdb-tool', '/usr/bin/ovn-nbctl', NB_SCHEMA]) {
-    if (!existsSync(f)) return `${f} is missing (install ovn-central, ovn-host and openvswitch-switch)`;
-  }
-  return undefined;
-}
 
 export interface TestServerOptions {
   /** Schema files, one database each; the Northbound schema when absent. */

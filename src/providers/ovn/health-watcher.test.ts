@@ -15,13 +15,14 @@ import { migrate, openDatabase, type Db } from '../../db/database.js';
 import { ListenerDefaults } from '../../domain/defaults.js';
 import type { StatusChange, StatusTable } from '../../health/status.js';
 import { OvsdbClient, type RowInput } from '../../ovn/ovsdb/index.js';
-import { SB_SCHEMA, TestOvsdbServer, ovsdbUnavailable } from '../../ovn/ovsdb/testing.js';
+import { SB_SCHEMA, TestOvsdbServer } from '../../ovn/ovsdb/testing.js';
 import { freshPostgresDatabase } from '../../../test/support/postgres.js';
 import { SB_DB } from './connection.js';
 import { OvnHealthWatcher } from './health-watcher.js';
+import { unmet } from '../../../test/support/requirements.js';
 
 const run = promisify(execFile);
-const skip = ovsdbUnavailable();
+const skip = unmet('ovsdb');
 const fast = { backoffInitialMs: 50, backoffMaxMs: 400, connectTimeoutMs: 10_000, probeIntervalMs: 0 };
 const PROJECT = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 

@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig } from '../../config.js';
 import { HEALTH_CHECK_UNSUPPORTED_TEXT } from '../../ovn/ovsdb/index.js';
-import { NB_SCHEMA, TestOvsdbServer, ovsdbUnavailable, schemaWithout } from '../../ovn/ovsdb/testing.js';
+import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from '../../ovn/ovsdb/testing.js';
 import { desiredState, type NetworkView } from './desired.js';
 import type { OvnLoadBalancer } from './nb-rows.js';
 import { Northbound } from './northbound.js';
 import type { OvnTree } from './tree.js';
+import { unmet } from '../../../test/support/requirements.js';
 
 const LB_ID = '6ea2c3a1-0000-4000-8000-0000000000aa';
 const NET = '1f0e2d3c-0000-4000-8000-000000000001';
@@ -46,7 +47,7 @@ async function open(server: TestOvsdbServer): Promise<Northbound> {
   return Northbound.open({ ...defaultConfig('/nonexistent').ovn, nbConnection: server.unixRemote, sbConnection: server.unixRemote });
 }
 
-const skip = ovsdbUnavailable();
+const skip = unmet('ovsdb');
 const nbctl = async (server: TestOvsdbServer, ...args: string[]) => (await server.nbctl(...args)).trim();
 
 test('one transaction per change, nothing when in sync, rows rewritten when changed behind our back', { skip, timeout: 60_000 }, async () => {
