@@ -63,7 +63,7 @@ export async function startHealthManager(runtime: Runtime): Promise<{ listen: st
     await manager.close();
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES')
-      throw new CliError(`cannot receive heartbeats on ${config.amphora.healthListen}: ${(e as Error).message}`, 'Stop the other health manager, or set amphora.healthListen to a free host:port in the config.');
+      throw new CliError(`cannot receive heartbeats on ${config.amphora.healthListen}: ${(e as Error).message}`, 'Stop the other health manager (another Ostia on this data directory, if its address is in DATA_DIR/address-block), or set amphora.healthListen to a free host:port in the config.');
     throw e;
   }
   return { listen: bound.address.includes(':') ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`, close: () => manager.close() };

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { YAMLError } from 'yaml';
 import { ConfigError, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { readBlock, withBlock } from './address-block.js';
 import { CliError, usageError, type Command, type Input, type Option } from './command.js';
 
 export const dataDirOption: Record<string, Option> = {
@@ -36,7 +37,9 @@ export function configFromFlags(command: Command, input: Input): Config {
     ...(v['database-url'] !== undefined ? { database: { url: v['database-url'] } } : {}),
   };
   try {
-    return loadConfig({ dataDir: v['data-dir'], file: v.config, overrides });
+    const config = loadConfig({ dataDir: v['data-dir'], file: v.config, overrides });
+    const block = readBlock(config.dataDir);
+    return block === null ? config : withBlock(config, block);
   } catch (e) {
     throw configFailure(e, v.config ?? process.env.OSTIA_CONFIG);
   }

@@ -1,5 +1,7 @@
+import type { Config } from '../config.js';
 import type { Command } from './command.js';
-import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
+import { configFromFlags, dataDirOption, listenOptions, prepareDataDir } from './settings.js';
+import { claimBlock, withBlock } from './address-block.js';
 import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 
 export const up: Command = {
@@ -12,11 +14,22 @@ export const up: Command = {
     'With --json it prints one line once listening: {"url": ..., "clouds_yaml": ..., "pid": ...}.',
     'With the amphora provider enabled it also runs the health manager and housekeeping (see their --help);',
     'with the ovn provider enabled, the watcher of OVN member health (Southbound Service_Monitor).',
+    'Several can run side by side with their own --data-dir (and --port 0): the first start of a data',
+    'directory takes a block of loopback addresses no other is bound in (VIPs in 127.16.0.0/16, amphora',
+    'management addresses and the heartbeat receiver in 127.80.0.0/16), kept in DATA_DIR/address-block;',
+    "'ostia config --data-dir DIR' shows them. Settings the config file changes are the config's.",
   ].join('\n'),
   async run(input) {
     const { serve } = await import('./serve.js');
-    const config = configFromFlags(up, input);
-    const amphorae = amphoraProviderEnabled(config);
+    const flags = configFromFlags(up, input);
+    const amphorae = amphoraProviderEnabled(flags);
+    const config = amphorae ? withBlock(flags, claimBlockFor(flags)) : flags;
     return serve(config, { api: true, worker: true, health: amphorae || ovnProviderEnabled(config), housekeeping: amphorae }, input.json);
   },
 };
+
+/** The data directory's address block, taken on its first start with the amphora provider. */
+function claimBlockFor(config: Config): number {
+  prepareDataDir(config);
+  return claimBlock(config.dataDir);
+}
