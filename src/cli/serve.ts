@@ -14,6 +14,7 @@ import { CliError, printJson } from './command.js';
 import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
+import { claimBlock, withBlock } from './address-block.js';
 
 export interface Roles {
   api: boolean;
@@ -21,6 +22,8 @@ export interface Roles {
   /** The background roles: `ostia health` (amphora heartbeats, OVN member health), `ostia housekeeping` (amphorae), or both inside `ostia up`. */
   health?: boolean;
   housekeeping?: boolean;
+  /** `ostia up` with the amphora provider: addresses left at their defaults come from the data directory's block (address-block.ts). */
+  addressBlock?: boolean;
 }
 
 export interface Announcement {
@@ -41,8 +44,9 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
   if (roles.worker && amphoraProviderEnabled(options)) await preflightAmphorae(options);
-  if (roles.api || sqlitePath(options)) prepareDataDir(options);
-  const config = roles.api ? withKeyManagerKey(withTokenSecret(options)) : options;
+  if (roles.api || sqlitePath(options) || roles.addressBlock) prepareDataDir(options);
+  const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
+  const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
   const runtime = await openRuntime(config, roles, log);
   let url: string | undefined;

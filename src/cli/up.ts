@@ -1,7 +1,5 @@
-import type { Config } from '../config.js';
 import type { Command } from './command.js';
-import { configFromFlags, dataDirOption, listenOptions, prepareDataDir } from './settings.js';
-import { claimBlock, withBlock } from './address-block.js';
+import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
 import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 
 export const up: Command = {
@@ -21,15 +19,9 @@ export const up: Command = {
   ].join('\n'),
   async run(input) {
     const { serve } = await import('./serve.js');
-    const flags = configFromFlags(up, input);
-    const amphorae = amphoraProviderEnabled(flags);
-    const config = amphorae ? withBlock(flags, claimBlockFor(flags)) : flags;
-    return serve(config, { api: true, worker: true, health: amphorae || ovnProviderEnabled(config), housekeeping: amphorae }, input.json);
+    const config = configFromFlags(up, input);
+    const amphorae = amphoraProviderEnabled(config);
+    return serve(config, { api: true, worker: true, health: amphorae || ovnProviderEnabled(config), housekeeping: amphorae, addressBlock: amphorae }, input.json);
   },
 };
 
-/** The data directory's address block, taken on its first start with the amphora provider. */
-function claimBlockFor(config: Config): number {
-  prepareDataDir(config);
-  return claimBlock(config.dataDir);
-}
