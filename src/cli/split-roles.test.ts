@@ -14,6 +14,7 @@ import { keystoneToken, repoRoot } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
+import { postgresPassOnly } from '../../test/support/requirements.js';
 
 const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
@@ -65,7 +66,7 @@ async function provisioningStatus(databaseUrl: string, lbId: string): Promise<st
   }
 }
 
-test('ostia api and ostia worker, two processes over PostgreSQL, provision a load balancer', { skip: !SERVER_URL && 'OSTIA_TEST_DATABASE_URL is not set' }, async (t) => {
+test('ostia api and ostia worker, two processes over PostgreSQL, provision a load balancer', { skip: postgresPassOnly() }, async (t) => {
   const database = await freshPostgresDatabase(SERVER_URL!);
   const dataDir = mkdtempSync(join(tmpdir(), 'ostia-split-'));
   t.after(async () => {

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { LocalJobSignal, PostgresJobSignal } from './signal.js';
 import { openDatabase } from '../db/database.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
+import { postgresPassOnly } from '../../test/support/requirements.js';
 
 // The waits below would end by themselves only after an hour: the test's own timeout fails
 // them if the notify or the abort did not end them.
@@ -27,7 +28,7 @@ test('an abort ends a wait', { timeout: 10_000 }, async () => {
 });
 
 const pgUrl = process.env.OSTIA_TEST_DATABASE_URL;
-test('a notify in one process reaches a worker of another through PostgreSQL', { skip: pgUrl ? false : 'OSTIA_TEST_DATABASE_URL is not set (PostgreSQL runs in CI)' }, async () => {
+test('a notify in one process reaches a worker of another through PostgreSQL', { skip: postgresPassOnly() }, async () => {
   const api = await PostgresJobSignal.connect(pgUrl!);
   const worker = await PostgresJobSignal.connect(pgUrl!);
   try {
@@ -45,7 +46,7 @@ test('a notify in one process reaches a worker of another through PostgreSQL', {
   }
 });
 
-test('a LISTEN connection the server drops is opened again: the waiter is woken, later notifies arrive, and no idle connection lost crashes the process', { skip: pgUrl ? false : 'OSTIA_TEST_DATABASE_URL is not set (PostgreSQL runs in CI)', timeout: 60_000 }, async () => {
+test('a LISTEN connection the server drops is opened again: the waiter is woken, later notifies arrive, and no idle connection lost crashes the process', { skip: postgresPassOnly(), timeout: 60_000 }, async () => {
   const database = await freshPostgresDatabase(pgUrl!);
   const name = new URL(database.url).pathname.slice(1);
   const api = await PostgresJobSignal.connect(database.url);

@@ -88,6 +88,9 @@ function ovnSandboxCheck(): string | false {
 
 export const requireAll = () => process.env.OSTIA_TEST_REQUIRE_ALL === '1';
 
+/** The skip of a test that needs PostgreSQL itself: it runs in test.sh's PostgreSQL pass, not the SQLite one. */
+export const postgresPassOnly = (): string | false => (process.env.OSTIA_TEST_DATABASE_URL ? false : 'PostgreSQL only: runs in the PostgreSQL pass');
+
 /** The Debian packages of a group of scripts/packages.txt. */
 function packagesOf(group: string): string[] {
   // Compiled to dist/test/support/: three levels below the checkout.
