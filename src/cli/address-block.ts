@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { defaultConfig, VIP_SUBNET_ID, type Config } from '../config.js';
+import { ConfigError, defaultConfig, VIP_SUBNET_ID, type Config } from '../config.js';
 import { parseHostPort } from '../domain/net.js';
 
 export const BLOCKS = 16;
@@ -59,8 +59,9 @@ export function withBlock(config: Config, n: number): Config {
 export function readBlock(dataDir: string): number | null {
   const file = blockFile(dataDir);
   if (!existsSync(file)) return null;
-  const n = Number(readFileSync(file, 'utf8').trim());
-  if (!Number.isInteger(n) || n < 0 || n >= BLOCKS) throw new Error(`${file} holds '${readFileSync(file, 'utf8').trim()}', not a block number from 0 to ${BLOCKS - 1}: delete it to choose again`);
+  const text = readFileSync(file, 'utf8').trim();
+  const n = Number(text);
+  if (text === '' || !Number.isInteger(n) || n < 0 || n >= BLOCKS) throw new ConfigError(`${file} holds '${text}', not a block number from 0 to ${BLOCKS - 1}: delete it to choose again`);
   return n;
 }
 

@@ -25,7 +25,8 @@ export async function openDatabase(url: string): Promise<Db> {
     // BIGINT columns (job leases) hold epoch milliseconds: safe as JS numbers.
     pg.default.types.setTypeParser(20, (v: string) => Number(v));
     const { pool, end } = await openPostgresPool(url, 10);
-    // Kysely's destroy() ends the pool; end() again is refused by pg, so wait for the connections ourselves.
+    // Kysely's destroy() would end the pool without waiting for its connections to close: it gets
+    // a pool whose end is a no-op, and close() ends the real one with end(), which waits.
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: () => Promise.resolve() } }) });
     return {
       kysely,
