@@ -67,7 +67,7 @@ class FakeAgents {
 }
 
 let h: Harness;
-let worker: Worker;
+let worker: Worker | undefined;
 let compute: FakeCompute;
 let agents: FakeAgents;
 
@@ -102,7 +102,8 @@ beforeEach(async () => {
   worker = startWorker();
 });
 after(async () => {
-  await worker.close();
+  // No beforeEach ran when a --test-name-pattern filtered every test out.
+  await worker?.close();
   await h.close();
 });
 
@@ -246,7 +247,7 @@ test('a job resumed after its worker stopped mid-wait boots no second amphora', 
   agents.hang = true;
   const lb = await createLb();
   await waitForStep(lb.id, 'loadbalancer.create', 'wait-for-agent');
-  await worker.close();
+  await worker!.close();
   agents.hang = false;
   worker = startWorker();
   assert.equal(await h.settled(lb.id), 'ACTIVE');
