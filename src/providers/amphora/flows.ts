@@ -26,11 +26,14 @@ import {
 
 const reason = (step: string, error: Error) => `${step}: ${error.message}`;
 
-/** The load balancer goes to ERROR with the reason, and so does the amphora the job was building. */
+/**
+ * The amphora the job was building goes to ERROR with the reason, then the load balancer: its
+ * leaving PENDING_* is what callers wait for, so it comes last, when the amphora already says why.
+ */
 async function failLoadBalancer(ctx: StepContext, step: string, error: Error): Promise<void> {
-  await settleFailure(ctx.db.kysely, ctx.loadBalancerId, reason(step, error));
   const built = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
   if (built) await updateAmphora(ctx.db.kysely, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+  await settleFailure(ctx.db.kysely, ctx.loadBalancerId, reason(step, error));
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
