@@ -27,13 +27,16 @@ import {
 const reason = (step: string, error: Error) => `${step}: ${error.message}`;
 
 /**
- * The amphora the job was building goes to ERROR with the reason, then the load balancer: its
- * leaving PENDING_* is what callers wait for, so it comes last, when the amphora already says why.
+ * The load balancer goes to ERROR with the reason, and so does the amphora the job was building,
+ * in one transaction (as mark-active settles both): whoever sees the load balancer leave PENDING_*
+ * finds the amphora's reason already there.
  */
 async function failLoadBalancer(ctx: StepContext, step: string, error: Error): Promise<void> {
-  const built = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-  if (built) await updateAmphora(ctx.db.kysely, built.id, { status: 'ERROR', status_reason: reason(step, error) });
-  await settleFailure(ctx.db.kysely, ctx.loadBalancerId, reason(step, error));
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    const built = await findAmphora(trx, jobAmphoraId(ctx.jobId));
+    if (built) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+    await settleFailure(trx, ctx.loadBalancerId, reason(step, error));
+  });
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
