@@ -38,14 +38,14 @@ test('a data directory takes the lowest free block once and keeps it', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ostia-block-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.equal(readBlock(dir), null);
-  assert.equal(claimBlock(dir, new Set([0, 1, 3])), 2);
+  assert.equal(claimBlock(dir, () => new Set([0, 1, 3])), 2);
   assert.equal(readFileSync(blockFile(dir), 'utf8'), '2\n');
-  assert.equal(claimBlock(dir, new Set([2])), 2, 'its own amphorae are bound in it after a restart: it keeps it');
+  assert.equal(claimBlock(dir, () => new Set([2])), 2, 'its own amphorae are bound in it after a restart: it keeps it');
   assert.equal(readBlock(dir), 2);
 
   const full = mkdtempSync(join(tmpdir(), 'ostia-block-'));
   t.after(() => rmSync(full, { recursive: true, force: true }));
-  assert.throws(() => claimBlock(full, new Set(Array.from({ length: 16 }, (_, i) => i))), /all 16 address blocks .* are in use by other Ostia instances on this machine/);
+  assert.throws(() => claimBlock(full, () => new Set(Array.from({ length: 16 }, (_, i) => i))), /all 16 address blocks .* are in use by other Ostia instances on this machine/);
   writeFileSync(blockFile(full), 'seven\n');
   assert.throws(() => readBlock(full), /address-block holds 'seven', not a block number from 0 to 15: delete it to choose again/);
 });

@@ -67,13 +67,14 @@ export function readBlock(dataDir: string): number | null {
 
 /**
  * This data directory's block: the one it took before, or the lowest in which no socket on the
- * machine is bound (`taken` lists those that are), written down for every later start.
+ * machine is bound (`taken` reads those that are, only on a first start), written down for every later start.
  */
-export function claimBlock(dataDir: string, taken: ReadonlySet<number> = boundBlocks()): number {
+export function claimBlock(dataDir: string, taken: () => ReadonlySet<number> = boundBlocks): number {
   const kept = readBlock(dataDir);
   if (kept !== null) return kept;
+  const bound = taken();
   for (let n = 0; n < BLOCKS; n++) {
-    if (taken.has(n)) continue;
+    if (bound.has(n)) continue;
     writeFileSync(blockFile(dataDir), `${n}\n`, { mode: 0o600 });
     return n;
   }
