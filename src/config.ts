@@ -81,6 +81,11 @@ const ConfigSchema = Closed({
     }),
   }),
   network: Closed({
+    /**
+     * catalog: the networks below are the only ones; noop: any UUID is a network, subnet, port,
+     * QoS policy or security group as well (Octavia's network_noop_driver, a test mode).
+     */
+    driver: Type.Union([Type.Literal('catalog'), Type.Literal('noop')]),
     networks: Type.Array(Network),
     qosPolicies: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
     securityGroups: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
@@ -198,6 +203,7 @@ export function defaultConfig(dataDir: string): Config {
       external: { authUrl: '', username: '', password: '', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default', cacheSeconds: 300 },
     },
     network: {
+      driver: 'catalog',
       networks: [
         {
           id: VIP_NETWORK_ID,
@@ -296,7 +302,40 @@ export function validateConfig(candidate: unknown): Config {
   checkHealthListen(config.amphora.healthListen);
   checkKeyManager(config);
   checkOvn(config);
+  checkNetworkDriver(config);
   return config;
+}
+
+/**
+ * The no-op compute machinery (issue 10, item 2) adds `compute.driver`; until the lead merges
+ * it, amphorae always boot, so this reads 'local' whenever the key is absent.
+ */
+function computeDriver(config: Config): string {
+  return (config as { compute?: { driver?: string } }).compute?.driver ?? 'local';
+}
+
+/**
+ * Enabled providers whose data plane would have to serve the VIPs, each with what to set instead.
+ * network.driver noop hands out addresses (198.51.100.0/24, random UUID subnets) that no
+ * amphora or OVN switch can answer on, so it goes only with providers that bind nothing.
+ */
+export function providersNeedingRealNetwork(config: Config): Array<{ provider: string; remedy: string }> {
+  const needing: Array<{ provider: string; remedy: string }> = [];
+  const enabled = config.api.enabledProviders;
+  if (enabled.includes('amphora') && computeDriver(config) !== 'noop')
+    needing.push({ provider: 'amphora', remedy: `set compute.driver: noop (amphora flows without booting anything; now '${computeDriver(config)}')` });
+  if (enabled.includes('ovn')) needing.push({ provider: 'ovn', remedy: 'remove ovn from api.enabledProviders (OVN writes the VIPs into real logical switches)' });
+  return needing;
+}
+
+function checkNetworkDriver(config: Config): void {
+  if (config.network.driver !== 'noop') return;
+  const needing = providersNeedingRealNetwork(config);
+  if (needing.length)
+    throw new ConfigError(
+      `network.driver is noop (any UUID is a subnet, VIPs are synthetic addresses nothing serves), but ${needing.map((n) => `the ${n.provider} provider would have to serve them: ${n.remedy}`).join('; ')}; ` +
+        "or remove those providers from api.enabledProviders (e.g. enabledProviders: [noop], defaultProvider: noop), or set network.driver: catalog",
+    );
 }
 
 /** The ovn provider cannot start without its databases, and maps only networks Ostia knows. */

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
+import { networkService } from './network/service.js';
 import { providerEnabled, ProviderRegistry } from './providers/registry.js';
 import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
 import { Worker } from './controller/worker.js';
@@ -96,7 +97,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     db,
     config,
     providers,
-    network,
+    network: networkService(config.network, network),
     jobs: signal,
     publicUrl,
     keyManager,

@@ -2,7 +2,7 @@
 import type { Db } from '../db/database.js';
 import type { Config } from '../config.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { NetworkCatalog } from '../network/catalog.js';
+import type { NetworkService } from '../network/service.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { KeyManager } from '../keymanager/index.js';
 
@@ -10,7 +10,7 @@ export interface ApiDeps {
   readonly db: Db;
   readonly config: Config;
   readonly providers: ProviderRegistry;
-  readonly network: NetworkCatalog;
+  readonly network: NetworkService;
   /** Wakes workers after a transaction that enqueued jobs has committed. */
   readonly jobs: JobSignal;
   /** The base URL clients reach this API at (links, catalog). */

@@ -1,6 +1,6 @@
 /**
  * The Neutron look-ups real clients make before `loadbalancer create`
- * (`GET /v2.0/subnets?id=…` and friends), answered from the embedded network catalog.
+ * (`GET /v2.0/subnets?id=…` and friends), answered by the network service (catalog or noop).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from './context.js';
@@ -17,17 +17,23 @@ function matches(obj: Record<string, unknown>, query: Query): boolean {
   });
 }
 
+/** The ids a look-up asks for (`?id=a&id=b`): those the network service may have to pretend exist. */
+function askedIds(query: Query): string[] {
+  return query.id === undefined ? [] : [query.id].flat();
+}
+
 export const networkRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const { network } = deps;
   const usable = (projects: readonly string[], projectId: string | null, all: boolean) => all || projects.length === 0 || (projectId !== null && projects.includes(projectId));
 
   app.get('/networks', async (req) => {
     const all = canSeeAllProjects(req.ctx);
-    const networks = network.networks
+    const db = deps.db.kysely;
+    const networks = (await network.listNetworks(db, askedIds(req.query as Query)))
       .filter((n) => usable(n.projects, req.ctx.projectId, all))
       .map((n) => ({
         id: n.id, name: n.name, status: 'ACTIVE', admin_state_up: true, shared: n.projects.length === 0,
-        subnets: n.subnets.map((s) => s.id), project_id: n.projects[0] ?? '', tenant_id: n.projects[0] ?? '',
+        subnets: n.subnetIds, project_id: n.projects[0] ?? '', tenant_id: n.projects[0] ?? '',
         'router:external': false, mtu: 1500, tags: [],
       }));
     return { networks: networks.filter((n) => matches(n, req.query as Query)) };
@@ -35,37 +41,43 @@ export const networkRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
 
   app.get('/subnets', async (req) => {
     const all = canSeeAllProjects(req.ctx);
-    const subnets = network.subnets
-      .filter((s) => usable(network.network(s.network_id)!.projects, req.ctx.projectId, all))
-      .map((s) => ({
+    const db = deps.db.kysely;
+    const subnets = [];
+    for (const s of await network.listSubnets(db, askedIds(req.query as Query))) {
+      if (!usable((await network.network(db, s.network_id))!.projects, req.ctx.projectId, all)) continue;
+      subnets.push({
         id: s.id, name: s.name, network_id: s.network_id, cidr: s.cidr, ip_version: s.ip_version,
         gateway_ip: s.gateway_ip, allocation_pools: s.allocation_pools, enable_dhcp: false,
         project_id: '', tenant_id: '', tags: [],
-      }));
+      });
+    }
     return { subnets: subnets.filter((s) => matches(s, req.query as Query)) };
   });
 
   app.get('/ports', async (req) => {
     let q = deps.db.kysely.selectFrom('port').selectAll();
     if (!canSeeAllProjects(req.ctx)) q = q.where('project_id', '=', req.ctx.projectId ?? '');
-    const rows = await q.orderBy('created_at').execute();
+    const rows = [...(await q.orderBy('created_at').execute()), ...(await network.unstoredPorts(deps.db.kysely, askedIds(req.query as Query)))];
     const ports = rows.map((p) => ({
       id: p.id, name: p.name, network_id: p.network_id, project_id: p.project_id, tenant_id: p.project_id,
       device_id: p.device_id, device_owner: p.device_owner, status: 'ACTIVE', admin_state_up: true,
-      fixed_ips: [{ subnet_id: p.subnet_id, ip_address: p.ip_address }], qos_policy_id: p.qos_policy_id,
+      // A port nothing has taken yet holds no address, as Octavia's no-op driver's ports.
+      fixed_ips: p.ip_address === null ? [] : [{ subnet_id: p.subnet_id, ip_address: p.ip_address }], qos_policy_id: p.qos_policy_id,
       security_groups: [], tags: [],
     }));
     return { ports: ports.filter((p) => matches(p, req.query as Query)) };
   });
 
   app.get('/qos/policies', async (req) => ({
-    policies: network.config.qosPolicies
+    policies: network
+      .listQosPolicies(askedIds(req.query as Query))
       .map((p) => ({ id: p.id, name: p.name, shared: true, rules: [], project_id: '', tenant_id: '', is_default: false, tags: [] }))
       .filter((p) => matches(p, req.query as Query)),
   }));
 
   app.get('/security-groups', async (req) => ({
-    security_groups: network.config.securityGroups
+    security_groups: network
+      .listSecurityGroups(askedIds(req.query as Query))
       .map((g) => ({ id: g.id, name: g.name, project_id: req.ctx.projectId ?? '', tenant_id: req.ctx.projectId ?? '', security_group_rules: [], tags: [] }))
       .filter((g) => matches(g, req.query as Query)),
   }));

@@ -95,3 +95,18 @@ export function parseHostPort(value: string, what: string): { host: string; port
   if (!m || port > 65535) throw new Error(`${what} must be host:port, got '${value}'`);
   return { host: m[1] ?? m[2]!, port };
 }
+
+/**
+ * Addresses of `cidr` no port may hold, as Neutron's check_subnet_ip has it: an IPv4 subnet's
+ * network and broadcast address (none in a /31 or /32, RFC 3021), an IPv6 subnet's
+ * subnet-router anycast address (the all-zero host part, RFC 4291 2.6.1).
+ */
+export function reservedSubnetAddress(cidr: Cidr, ip: string): 'network' | 'broadcast' | 'subnet-router anycast' | null {
+  if (!cidrContains(cidr, ip)) return null;
+  const bits = cidr.version === 4 ? 32 : 128;
+  const n = ipToBigInt(ip);
+  if (cidr.version === 6) return n === cidr.network ? 'subnet-router anycast' : null;
+  if (cidr.prefix >= 31) return null;
+  if (n === cidr.network) return 'network';
+  return n === cidr.network + (1n << BigInt(bits - cidr.prefix)) - 1n ? 'broadcast' : null;
+}

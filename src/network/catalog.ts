@@ -7,10 +7,11 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { apiError } from '../domain/errors.js';
-import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, type Cidr } from '../domain/net.js';
+import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, reservedSubnetAddress, type Cidr } from '../domain/net.js';
 import { timestamp } from '../domain/time.js';
 
-type Cfg = Config['network'];
+/** The catalog is the configured networks whatever network.driver says. */
+type Cfg = Omit<Config['network'], 'driver'>;
 export type NetworkDef = Cfg['networks'][number];
 export type SubnetDef = NetworkDef['subnets'][number] & { network_id: string; cidrParsed: Cidr; ip_version: 4 | 6 };
 
@@ -20,6 +21,18 @@ export interface AllocatedPort {
   subnet_id: string;
   ip_address: string;
   qos_policy_id: string | null;
+}
+
+export interface PortRequest {
+  subnet: SubnetDef;
+  address?: string | null;
+  projectId: string;
+  deviceId: string;
+  owner: string;
+  name: string;
+  qosPolicyId?: string | null;
+  /** The id the port gets: a VIP port the request names that holds no address yet (network.driver noop). */
+  portId?: string;
 }
 
 export class NetworkCatalog {
@@ -71,35 +84,41 @@ export class NetworkCatalog {
    * Reserves `address` (or the lowest free address of the subnet's pools) in the caller's
    * transaction, so a failed request leaves no port behind.
    */
-  async allocatePort(
-    trx: Transaction<Database>,
-    req: { subnet: SubnetDef; address?: string | null; projectId: string; deviceId: string; owner: string; name: string; qosPolicyId?: string | null },
-  ): Promise<AllocatedPort> {
+  async allocatePort(trx: Transaction<Database>, req: PortRequest): Promise<AllocatedPort> {
     const { subnet } = req;
-    const used = new Set(
-      (await trx.selectFrom('port').select('ip_address').where('subnet_id', '=', subnet.id).execute()).map((r) => r.ip_address),
-    );
+    const used = await usedAddresses(trx, subnet.id);
     let address = req.address ?? null;
     if (address) {
       if (!cidrContains(subnet.cidrParsed, address))
         throw apiError('VALIDATION', `VIP address ${address} is not in subnet ${subnet.id} (${subnet.cidr}).`);
+      const reserved = reservedSubnetAddress(subnet.cidrParsed, address);
+      if (reserved)
+        throw apiError('BAD_REQUEST', `IP address ${address} is not a valid IP for the specified subnet: it is the ${reserved} address of subnet ${subnet.id} (${subnet.cidr}).`);
       if (used.has(address)) throw apiError('VIP_IN_USE', address);
     } else {
-      address = firstFree(subnet, used);
+      address = firstFree(subnet.allocation_pools, used);
       if (!address)
         throw apiError('CONFLICT', `No more IP addresses available on subnet ${subnet.id} (${subnet.cidr}); free addresses by deleting load balancers or configure a larger allocation pool.`);
     }
-    const port: AllocatedPort = { id: randomUUID(), network_id: subnet.network_id, subnet_id: subnet.id, ip_address: address, qos_policy_id: req.qosPolicyId ?? null };
-    await trx
-      .insertInto('port')
-      .values({ ...port, project_id: req.projectId, name: req.name, device_id: req.deviceId, device_owner: req.owner, created_at: timestamp() })
-      .execute();
-    return port;
+    return insertPort(trx, req, address);
   }
 }
 
-function firstFree(subnet: SubnetDef, used: Set<string>): string | null {
-  for (const pool of subnet.allocation_pools) {
+export async function usedAddresses(db: Kysely<Database>, subnetId: string): Promise<Set<string>> {
+  return new Set((await db.selectFrom('port').select('ip_address').where('subnet_id', '=', subnetId).execute()).map((r) => r.ip_address));
+}
+
+export async function insertPort(trx: Transaction<Database>, req: PortRequest, address: string): Promise<AllocatedPort> {
+  const port: AllocatedPort = { id: req.portId ?? randomUUID(), network_id: req.subnet.network_id, subnet_id: req.subnet.id, ip_address: address, qos_policy_id: req.qosPolicyId ?? null };
+  await trx
+    .insertInto('port')
+    .values({ ...port, project_id: req.projectId, name: req.name, device_id: req.deviceId, device_owner: req.owner, created_at: timestamp() })
+    .execute();
+  return port;
+}
+
+export function firstFree(pools: SubnetDef['allocation_pools'], used: Set<string>): string | null {
+  for (const pool of pools) {
     const v = ipVersion(pool.start);
     if (v === 0) continue;
     const end = ipToBigInt(pool.end);

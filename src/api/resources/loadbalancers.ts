@@ -60,40 +60,41 @@ export async function renderLoadBalancers(deps: ApiDeps, rows: LoadBalancerRow[]
 interface ResolvedVip {
   subnet: SubnetDef;
   address: string | null;
-  portId: string | null;
+  /** The port the VIP takes; `stored` false when it holds no address yet and is written on allocation. */
+  port: { id: string; stored: boolean } | null;
   qosPolicyId: string | null;
 }
 
 /** Octavia's VIP rules: one of port/network/subnet, each must exist and be usable by the project. */
-function resolveVip(deps: ApiDeps, b: CreateInput, projectId: string, port: { subnet_id: string; ip_address: string; device_id: string; qos_policy_id: string | null } | undefined): ResolvedVip {
+async function resolveVip(deps: ApiDeps, db: Transaction<Database>, b: CreateInput, projectId: string): Promise<ResolvedVip> {
   const { network } = deps;
-  const visible = (networkId: string) => {
-    const n = network.network(networkId);
-    return n && (n.projects.length === 0 || n.projects.includes(projectId)) ? n : undefined;
+  const visible = async (networkId: string) => {
+    const n = await network.network(db, networkId);
+    return !!n && (n.projects.length === 0 || n.projects.includes(projectId));
   };
   if (b.vip_port_id) {
+    const port = await network.port(db, b.vip_port_id);
     if (!port) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
     if (port.device_id) throw apiError('VALIDATION', `Port ${b.vip_port_id} is already in use by ${port.device_id}.`);
-    const subnet = network.subnet(port.subnet_id)!;
-    if (!visible(subnet.network_id)) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
-    return { subnet, address: port.ip_address, portId: b.vip_port_id, qosPolicyId: b.vip_qos_policy_id ?? port.qos_policy_id };
+    const subnet = (await network.subnet(db, port.subnet_id))!;
+    if (!(await visible(subnet.network_id))) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
+    const address = port.ip_address ?? b.vip_address ?? null;
+    return { subnet, address, port: { id: port.id, stored: port.ip_address !== null }, qosPolicyId: b.vip_qos_policy_id ?? port.qos_policy_id };
   }
   let subnet: SubnetDef | undefined;
   if (b.vip_subnet_id) {
-    subnet = network.subnet(b.vip_subnet_id);
-    if (!subnet || !visible(subnet.network_id)) throw apiError('INVALID_SUBRESOURCE', 'Subnet', b.vip_subnet_id);
+    subnet = await network.subnet(db, b.vip_subnet_id, b.vip_network_id);
+    if (!subnet || !(await visible(subnet.network_id))) throw apiError('INVALID_SUBRESOURCE', 'Subnet', b.vip_subnet_id);
     if (b.vip_network_id && b.vip_network_id !== subnet.network_id)
       throw apiError('VALIDATION', `Subnet ${b.vip_subnet_id} is not in network ${b.vip_network_id}.`);
   } else if (b.vip_network_id) {
-    if (!visible(b.vip_network_id)) throw apiError('INVALID_SUBRESOURCE', 'Network', b.vip_network_id);
-    subnet = b.vip_address
-      ? network.subnets.find((s) => s.network_id === b.vip_network_id && s.ip_version === ipVersion(b.vip_address!))
-      : network.pickSubnet(b.vip_network_id);
+    if (!(await visible(b.vip_network_id))) throw apiError('INVALID_SUBRESOURCE', 'Network', b.vip_network_id);
+    subnet = await network.pickSubnet(db, b.vip_network_id, b.vip_address ? (ipVersion(b.vip_address) as 4 | 6) : undefined);
     if (!subnet) throw apiError('VALIDATION', `Network ${b.vip_network_id} has no subnet for the requested VIP.`);
   } else {
     throw apiError('VALIDATION', 'VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.');
   }
-  return { subnet, address: b.vip_address ?? null, portId: null, qosPolicyId: b.vip_qos_policy_id ?? null };
+  return { subnet, address: b.vip_address ?? null, port: null, qosPolicyId: b.vip_qos_policy_id ?? null };
 }
 
 /** Flavor, AZ and provider, checked in Octavia's order with its messages. */
@@ -133,18 +134,19 @@ function authorizedCreator(ctx: RequestContext, b: CreateInput): string {
 export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Database>, ctx: RequestContext, b: CreateInput): Promise<LoadBalancerRow> {
   const projectId = authorizedCreator(ctx, b);
   const { network } = deps;
-  const port = b.vip_port_id ? await network.port(trx, b.vip_port_id) : undefined;
-  const vip = resolveVip(deps, b, projectId, port);
+  const vip = await resolveVip(deps, trx, b, projectId);
   if (vip.qosPolicyId && !network.qosPolicy(vip.qosPolicyId)) throw apiError('INVALID_SUBRESOURCE', 'qos_policy', vip.qosPolicyId);
   for (const sg of b.vip_sg_ids ?? []) if (!network.securityGroup(sg)) throw apiError('INVALID_SUBRESOURCE', 'Security Group', sg);
   const additional = b.additional_vips ?? [];
   const seenSubnets = new Set([vip.subnet.id]);
+  const additionalSubnets: SubnetDef[] = [];
   for (const av of additional) {
-    const s = network.subnet(av.subnet_id);
+    const s = await network.subnet(trx, av.subnet_id, vip.subnet.network_id);
     if (!s) throw apiError('INVALID_SUBRESOURCE', 'Subnet', av.subnet_id);
     if (s.network_id !== vip.subnet.network_id) throw apiError('VALIDATION', 'All VIP subnets must belong to the same network.');
     if (seenSubnets.has(s.id)) throw apiError('VALIDATION', 'Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.');
     seenSubnets.add(s.id);
+    additionalSubnets.push(s);
   }
   const { driver, provider } = await resolveProvider(deps, trx, b);
   const id = randomUUID();
@@ -152,18 +154,19 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Transaction<Databas
   driver.checks.loadBalancer?.(attrs);
   await checkQuota(trx, deps.config, projectId, { load_balancer: 1 }, deps.db.dialect);
 
-  let portId = vip.portId;
+  let portId: string;
   let address = vip.address;
-  if (portId) {
+  if (vip.port?.stored) {
+    portId = vip.port.id;
     await trx.updateTable('port').set({ device_id: id, device_owner: 'Octavia' }).where('id', '=', portId).execute();
   } else {
-    const allocated = await network.allocatePort(trx, { subnet: vip.subnet, address, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}`, qosPolicyId: vip.qosPolicyId });
+    const allocated = await network.allocatePort(trx, { subnet: vip.subnet, address, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}`, qosPolicyId: vip.qosPolicyId, portId: vip.port?.id });
     portId = allocated.id;
     address = allocated.ip_address;
   }
   const additionalVips = [];
-  for (const av of additional) {
-    const p = await network.allocatePort(trx, { subnet: network.subnet(av.subnet_id)!, address: av.ip_address ?? null, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}` });
+  for (const [i, av] of additional.entries()) {
+    const p = await network.allocatePort(trx, { subnet: additionalSubnets[i]!, address: av.ip_address ?? null, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}` });
     additionalVips.push({ subnet_id: av.subnet_id, ip_address: p.ip_address, port_id: p.id });
   }
   const row: LoadBalancerRow = {

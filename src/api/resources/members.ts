@@ -90,9 +90,9 @@ async function flavorAllowsSriovMembers(trx: Trx, lbId: string): Promise<boolean
   return !!profile && (JSON.parse(profile.flavor_data) as { allow_member_sriov?: unknown }).allow_member_sriov === true;
 }
 
-function checkSubnet(deps: ApiDeps, subnetId: string, projectId: string): void {
-  const subnet = deps.network.subnet(subnetId);
-  const network = subnet && deps.network.network(subnet.network_id);
+async function checkSubnet(deps: ApiDeps, trx: Trx, subnetId: string, projectId: string): Promise<void> {
+  const subnet = await deps.network.subnet(trx, subnetId);
+  const network = subnet && (await deps.network.network(trx, subnet.network_id));
   if (!network || (network.projects.length > 0 && !network.projects.includes(projectId))) throw apiError('INVALID_SUBRESOURCE', 'Subnet', subnetId);
 }
 
@@ -102,7 +102,7 @@ function checkSubnet(deps: ApiDeps, subnetId: string, projectId: string): void {
  */
 export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext, pool: PoolRow, input: MemberInput, lb: LoadBalancerRow): Promise<MemberRow> {
   assertMemberAddressAllowed(input.address, deps.config.network.reservedMemberAddresses);
-  if (input.subnet_id) checkSubnet(deps, input.subnet_id, pool.project_id);
+  if (input.subnet_id) await checkSubnet(deps, trx, input.subnet_id, pool.project_id);
   if (input.request_sriov && !(await flavorAllowsSriovMembers(trx, pool.load_balancer_id)))
     throw apiError('BAD_REQUEST', 'The load balancer flavor does not allow SR-IOV member ports.');
   const taken = await trx.selectFrom('member').select('id').where('pool_id', '=', pool.id).where('address', '=', input.address).where('protocol_port', '=', input.protocol_port).executeTakeFirst();
