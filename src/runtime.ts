@@ -58,17 +58,20 @@ export interface Runtime {
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }] = await Promise.all([
+    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }, { NoopNetworkDriver }] = await Promise.all([
       import('./pki/ca.js'),
       import('./compute/local/driver.js'),
       import('./network/loopback/driver.js'),
+      import('./network/noop/driver.js'),
     ]);
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
     const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
+    const loopback = new LoopbackNetwork(config.amphora.managementNetwork);
     return {
       settings: config.amphora,
       compute,
-      network: new LoopbackNetwork(config.amphora.managementNetwork),
+      // The config allows network.driver noop with the amphora provider only where nothing boots (compute.driver noop).
+      network: config.network.driver === 'noop' ? new NoopNetworkDriver(loopback) : loopback,
       ca,
       keyManager,
       amphoraDir: (id) => compute.amphoraDir(id),
