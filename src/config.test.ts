@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultConfig, deepMerge, validateConfig, ConfigError } from './config.js';
+import { defaultConfig, deepMerge, validateConfig, ConfigError, providersNeedingRealNetwork } from './config.js';
 
 test('the embedded defaults are a valid config', () => {
   assert.doesNotThrow(() => validateConfig(defaultConfig('/tmp/x')));
@@ -28,4 +28,27 @@ test('files merge over defaults: objects key by key, lists replaced', () => {
   assert.equal(merged.api.port, 1234);
   assert.equal(merged.api.host, '127.0.0.1');
   assert.deepEqual(merged.network.qosPolicies, []);
+});
+
+test('network.driver is catalog by default; noop goes only with providers that serve no VIP', () => {
+  assert.equal(validateConfig(defaultConfig('/tmp/x')).network.driver, 'catalog');
+  const ovn = { nbConnection: 'unix:/nb.sock', sbConnection: 'unix:/sb.sock' };
+  const withNoop = (api: object) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { network: { driver: 'noop' }, api, ovn }));
+  assert.equal(withNoop({ enabledProviders: ['noop'], defaultProvider: 'noop' }).network.driver, 'noop');
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { network: { driver: 'neutron' } })), /\/network\/driver/);
+  // The default providers include amphora, whose amphorae would have to bind the synthetic VIPs.
+  assert.throws(
+    () => withNoop({}),
+    (e: Error) => e instanceof ConfigError && /network.driver is noop .* the amphora provider would have to serve them: set compute.driver: noop .*now 'local'.*set network.driver: catalog/.test(e.message),
+  );
+  assert.throws(
+    () => withNoop({ enabledProviders: ['noop', 'ovn'], defaultProvider: 'noop' }),
+    (e: Error) => e instanceof ConfigError && /the ovn provider would have to serve them: remove ovn from api.enabledProviders/.test(e.message),
+  );
+});
+
+test('providersNeedingRealNetwork names each provider with its remedy', () => {
+  const config = defaultConfig('/tmp/x');
+  assert.deepEqual(providersNeedingRealNetwork(config).map((n) => n.provider), ['amphora']);
+  assert.deepEqual(providersNeedingRealNetwork({ ...config, api: { ...config.api, enabledProviders: ['noop'] } }), []);
 });

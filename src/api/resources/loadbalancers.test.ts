@@ -55,6 +55,8 @@ test('bad input is a 400 with the WSME body and writes nothing', async () => {
     [{ loadbalancer: { vip_subnet_id: '11111111-2222-3333-4444-555555555555' } }, 'Subnet 11111111-2222-3333-4444-555555555555 not found.'],
     [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, provider: 'amphora' } }, "Provider 'amphora' is not enabled."],
     [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, vip_address: '10.0.0.1' } }, `Validation failure: VIP address 10.0.0.1 is not in subnet ${VIP_SUBNET_ID} (127.16.0.0/16).`],
+    [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, vip_address: '127.16.0.0' } }, `IP address 127.16.0.0 is not a valid IP for the specified subnet: it is the network address of subnet ${VIP_SUBNET_ID} (127.16.0.0/16).`],
+    [{ loadbalancer: { vip_network_id: VIP_NETWORK_ID, vip_address: '127.16.255.255' } }, `IP address 127.16.255.255 is not a valid IP for the specified subnet: it is the broadcast address of subnet ${VIP_SUBNET_ID} (127.16.0.0/16).`],
   ];
   for (const [body, message] of cases) {
     const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body, as: memberA });
@@ -207,4 +209,35 @@ test('tenant_id is accepted for project_id, and only admins may create in anothe
   assert.equal(denied.statusCode, 403);
   const lb = await createLb({ tenant_id: other }, admin);
   assert.equal(lb.project_id, other);
+});
+
+test("additional VIPs at a subnet's broadcast or subnet-router anycast address are refused and leave no port", async () => {
+  const v4b = '7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a';
+  const v6 = '8e7d6c5b-4a3f-4e2d-9c1b-0a9f8e7d6c5b';
+  const own = await startHarness({
+    network: {
+      networks: [{
+        id: VIP_NETWORK_ID, name: 'public', projects: [],
+        subnets: [
+          { id: VIP_SUBNET_ID, name: 'a', cidr: '127.16.0.0/24', gateway_ip: null, allocation_pools: [{ start: '127.16.0.10', end: '127.16.0.20' }] },
+          { id: v4b, name: 'b', cidr: '127.17.0.0/24', gateway_ip: null, allocation_pools: [{ start: '127.17.0.10', end: '127.17.0.20' }] },
+          { id: v6, name: 'c', cidr: 'fd00:16::/64', gateway_ip: null, allocation_pools: [{ start: 'fd00:16::10', end: 'fd00:16::20' }] },
+        ],
+      }],
+    },
+  });
+  try {
+    const ports = async () => (await own.runtime.db.kysely.selectFrom('port').select('id').execute()).length;
+    const post = (additional_vips: unknown[]) => own.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, additional_vips } }, as: memberA });
+    for (const [vip, reserved, subnet] of [[{ subnet_id: v4b, ip_address: '127.17.0.255' }, 'broadcast', v4b], [{ subnet_id: v6, ip_address: 'fd00:16::' }, 'subnet-router anycast', v6]] as const) {
+      const r = await post([vip]);
+      assert.equal(r.statusCode, 400);
+      assert.deepEqual(r.json(), { faultcode: 'Client', faultstring: `IP address ${vip.ip_address} is not a valid IP for the specified subnet: it is the ${reserved} address of subnet ${subnet} (${subnet === v6 ? 'fd00:16::/64' : '127.17.0.0/24'}).`, debuginfo: null });
+      assert.equal(await ports(), 0);
+    }
+    const ok = await post([{ subnet_id: v4b, ip_address: '127.17.0.254' }, { subnet_id: v6, ip_address: 'fd00:16::1' }]);
+    assert.equal(ok.statusCode, 201, ok.body);
+  } finally {
+    await own.close();
+  }
 });
