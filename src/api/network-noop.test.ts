@@ -95,6 +95,12 @@ test('a random vip_port_id becomes the VIP port, with the address given or one a
   assert.equal(taken.json().faultstring, `Validation failure: Port ${portId} is already in use by ${lb.id}.`);
   const withAddress = await createLb({ vip_port_id: randomUUID(), vip_address: '2001:db8:9::9' });
   assert.equal(withAddress.vip_address, '2001:db8:9::9');
+  // A subnet or network named with the port places it.
+  const subnet = randomUUID();
+  const placed = await createLb({ vip_port_id: randomUUID(), vip_subnet_id: subnet });
+  assert.deepEqual([placed.vip_subnet_id, placed.vip_address], [subnet, '198.51.100.1']);
+  const network = randomUUID();
+  assert.equal((await createLb({ vip_port_id: randomUUID(), vip_network_id: network })).vip_network_id, network);
 });
 
 test('random QoS policies and security groups are accepted on create and update, and looked up', async () => {

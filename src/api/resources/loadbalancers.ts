@@ -76,25 +76,32 @@ async function resolveVip(deps: ApiDeps, db: Transaction<Database>, b: CreateInp
     const port = await network.port(db, b.vip_port_id);
     if (!port) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
     if (port.device_id) throw apiError('VALIDATION', `Port ${b.vip_port_id} is already in use by ${port.device_id}.`);
-    const subnet = (await network.subnet(db, port.subnet_id))!;
+    const stored = port.ip_address !== null;
+    // A port that holds no address yet (network.driver noop) goes where the request puts it, else on its own subnet.
+    const subnet = !stored && (b.vip_subnet_id || b.vip_network_id) ? await requestedSubnet(deps, db, b, visible) : (await network.subnet(db, port.subnet_id))!;
     if (!(await visible(subnet.network_id))) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
     const address = port.ip_address ?? b.vip_address ?? null;
-    return { subnet, address, port: { id: port.id, stored: port.ip_address !== null }, qosPolicyId: b.vip_qos_policy_id ?? port.qos_policy_id };
+    return { subnet, address, port: { id: port.id, stored }, qosPolicyId: b.vip_qos_policy_id ?? port.qos_policy_id };
   }
-  let subnet: SubnetDef | undefined;
+  if (!b.vip_subnet_id && !b.vip_network_id) throw apiError('VALIDATION', 'VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.');
+  return { subnet: await requestedSubnet(deps, db, b, visible), address: b.vip_address ?? null, port: null, qosPolicyId: b.vip_qos_policy_id ?? null };
+}
+
+/** The VIP subnet `vip_subnet_id` names, or the one of `vip_network_id` that fits the requested address. */
+async function requestedSubnet(deps: ApiDeps, db: Transaction<Database>, b: CreateInput, visible: (networkId: string) => Promise<boolean>): Promise<SubnetDef> {
+  const { network } = deps;
   if (b.vip_subnet_id) {
-    subnet = await network.subnet(db, b.vip_subnet_id, b.vip_network_id);
+    const subnet = await network.subnet(db, b.vip_subnet_id, b.vip_network_id);
     if (!subnet || !(await visible(subnet.network_id))) throw apiError('INVALID_SUBRESOURCE', 'Subnet', b.vip_subnet_id);
     if (b.vip_network_id && b.vip_network_id !== subnet.network_id)
       throw apiError('VALIDATION', `Subnet ${b.vip_subnet_id} is not in network ${b.vip_network_id}.`);
-  } else if (b.vip_network_id) {
-    if (!(await visible(b.vip_network_id))) throw apiError('INVALID_SUBRESOURCE', 'Network', b.vip_network_id);
-    subnet = await network.pickSubnet(db, b.vip_network_id, b.vip_address ? (ipVersion(b.vip_address) as 4 | 6) : undefined);
-    if (!subnet) throw apiError('VALIDATION', `Network ${b.vip_network_id} has no subnet for the requested VIP.`);
-  } else {
-    throw apiError('VALIDATION', 'VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.');
+    return subnet;
   }
-  return { subnet, address: b.vip_address ?? null, port: null, qosPolicyId: b.vip_qos_policy_id ?? null };
+  const networkId = b.vip_network_id!;
+  if (!(await visible(networkId))) throw apiError('INVALID_SUBRESOURCE', 'Network', networkId);
+  const subnet = await network.pickSubnet(db, networkId, b.vip_address ? (ipVersion(b.vip_address) as 4 | 6) : undefined);
+  if (!subnet) throw apiError('VALIDATION', `Network ${networkId} has no subnet for the requested VIP.`);
+  return subnet;
 }
 
 /** Flavor, AZ and provider, checked in Octavia's order with its messages. */
