@@ -108,6 +108,13 @@ const ConfigSchema = Closed({
     /** Per HAProxy process; this machine's FD hard limit (20000) caps it near 9,900. */
     maxconn: Type.Integer({ minimum: 1, maximum: 9900 }),
   }),
+  compute: Closed({
+    /**
+     * What the amphora provider boots amphorae with: `local` runs each as processes on this machine;
+     * `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
+     */
+    driver: Type.Union([Type.Literal('local'), Type.Literal('noop')]),
+  }),
   ovn: Closed({
     /**
      * The Northbound database, as ovn-nbctl's --db: `tcp:IP:PORT`, `ssl:IP:PORT` or `unix:PATH`,
@@ -152,6 +159,12 @@ const ConfigSchema = Closed({
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/** What `compute.driver: noop` means, said wherever it shows (ostia config, ostia up, the README). */
+export const COMPUTE_NOOP_NOTICE =
+  'compute.driver noop is a test mode with no data plane: the amphora provider runs its flows and keeps amphora rows, certificates and management addresses, but boots nothing, so no VIP answers and operating statuses stay OFFLINE.';
+
+export const computeIsNoop = (config: Pick<Config, 'compute'>): boolean => config.compute.driver === 'noop';
 
 // Stable ids so a restarted `ostia up` keeps its projects, users and networks.
 export const ADMIN_PROJECT_ID = '0a9b1a8e6f1e4c1c9b3f1c2d3e4f5a60';
@@ -231,6 +244,7 @@ export function defaultConfig(dataDir: string): Config {
       haproxyBinary: 'haproxy',
       maxconn: 8000,
     },
+    compute: { driver: 'local' },
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },
