@@ -51,6 +51,8 @@ const ServiceCredentials = {
   projectDomainName: Type.String(),
 };
 
+export const ComputeDrivers = ['local', 'noop'] as const;
+
 const ConfigSchema = Closed({
   dataDir: Type.String(),
   database: Closed({ url: Type.String() }),
@@ -113,7 +115,7 @@ const ConfigSchema = Closed({
      * What the amphora provider boots amphorae with: `local` runs each as processes on this machine;
      * `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
      */
-    driver: Type.Union([Type.Literal('local'), Type.Literal('noop')]),
+    driver: Type.Union(ComputeDrivers.map((d) => Type.Literal(d))),
   }),
   ovn: Closed({
     /**
@@ -297,6 +299,7 @@ export function loadConfig(opts: ConfigOptions = {}): Config {
 }
 
 export function validateConfig(candidate: unknown): Config {
+  checkComputeDriver(candidate);
   const errors = [...Value.Errors(ConfigSchema, candidate)];
   if (errors.length) {
     const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
@@ -311,6 +314,13 @@ export function validateConfig(candidate: unknown): Config {
   checkKeyManager(config);
   checkOvn(config);
   return config;
+}
+
+/** Said plainly, where the schema's own message would only say 'Expected union value'. */
+function checkComputeDriver(candidate: unknown): void {
+  const driver = isObject(candidate) && isObject(candidate.compute) ? candidate.compute.driver : undefined;
+  if (driver !== undefined && !(ComputeDrivers as readonly unknown[]).includes(driver))
+    throw new ConfigError(`compute.driver ${JSON.stringify(driver)} is not one of ${ComputeDrivers.join(', ')}`);
 }
 
 /** The ovn provider cannot start without its databases, and maps only networks Ostia knows. */
