@@ -29,3 +29,11 @@ test('files merge over defaults: objects key by key, lists replaced', () => {
   assert.equal(merged.api.host, '127.0.0.1');
   assert.deepEqual(merged.network.qosPolicies, []);
 });
+
+test('compute.driver is local by default, noop on request, and anything else is refused by name', () => {
+  const withDriver = (driver: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver } }));
+  assert.equal(validateConfig(defaultConfig('/tmp/x')).compute.driver, 'local');
+  assert.equal(withDriver('noop').compute.driver, 'noop');
+  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'compute.driver "qemu" is not one of local, noop');
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'noop', drvier: 'x' } })), /compute/);
+});
