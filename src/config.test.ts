@@ -52,3 +52,11 @@ test('providersNeedingRealNetwork names each provider with its remedy', () => {
   assert.deepEqual(providersNeedingRealNetwork(config).map((n) => n.provider), ['amphora']);
   assert.deepEqual(providersNeedingRealNetwork({ ...config, api: { ...config.api, enabledProviders: ['noop'] } }), []);
 });
+
+test('compute.driver is local by default, noop on request, and anything else is refused by name', () => {
+  const withDriver = (driver: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver } }));
+  assert.equal(validateConfig(defaultConfig('/tmp/x')).compute.driver, 'local');
+  assert.equal(withDriver('noop').compute.driver, 'noop');
+  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'compute.driver "qemu" is not one of local, noop');
+  assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'noop', drvier: 'x' } })), /compute/);
+});

@@ -51,6 +51,8 @@ const ServiceCredentials = {
   projectDomainName: Type.String(),
 };
 
+export const ComputeDrivers = ['local', 'noop'] as const;
+
 const ConfigSchema = Closed({
   dataDir: Type.String(),
   database: Closed({ url: Type.String() }),
@@ -113,6 +115,13 @@ const ConfigSchema = Closed({
     /** Per HAProxy process; this machine's FD hard limit (20000) caps it near 9,900. */
     maxconn: Type.Integer({ minimum: 1, maximum: 9900 }),
   }),
+  compute: Closed({
+    /**
+     * What the amphora provider boots amphorae with: `local` runs each as processes on this machine;
+     * `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
+     */
+    driver: Type.Union(ComputeDrivers.map((d) => Type.Literal(d))),
+  }),
   ovn: Closed({
     /**
      * The Northbound database, as ovn-nbctl's --db: `tcp:IP:PORT`, `ssl:IP:PORT` or `unix:PATH`,
@@ -157,6 +166,12 @@ const ConfigSchema = Closed({
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/** What `compute.driver: noop` means, said wherever it shows (ostia config, ostia up, the README). */
+export const COMPUTE_NOOP_NOTICE =
+  'compute.driver noop is a test mode with no data plane: the amphora provider runs its flows and keeps amphora rows, certificates and management addresses, but boots nothing, so no VIP answers and operating statuses stay OFFLINE.';
+
+export const computeIsNoop = (config: Pick<Config, 'compute'>): boolean => config.compute.driver === 'noop';
 
 // Stable ids so a restarted `ostia up` keeps its projects, users and networks.
 export const ADMIN_PROJECT_ID = '0a9b1a8e6f1e4c1c9b3f1c2d3e4f5a60';
@@ -237,6 +252,7 @@ export function defaultConfig(dataDir: string): Config {
       haproxyBinary: 'haproxy',
       maxconn: 8000,
     },
+    compute: { driver: 'local' },
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },
@@ -289,6 +305,7 @@ export function loadConfig(opts: ConfigOptions = {}): Config {
 }
 
 export function validateConfig(candidate: unknown): Config {
+  checkComputeDriver(candidate);
   const errors = [...Value.Errors(ConfigSchema, candidate)];
   if (errors.length) {
     const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
@@ -307,14 +324,6 @@ export function validateConfig(candidate: unknown): Config {
 }
 
 /**
- * The no-op compute machinery (issue 10, item 2) adds `compute.driver`; until the lead merges
- * it, amphorae always boot, so this reads 'local' whenever the key is absent.
- */
-function computeDriver(config: Config): string {
-  return (config as { compute?: { driver?: string } }).compute?.driver ?? 'local';
-}
-
-/**
  * Enabled providers whose data plane would have to serve the VIPs, each with what to set instead.
  * network.driver noop hands out addresses (198.51.100.0/24, random UUID subnets) that no
  * amphora or OVN switch can answer on, so it goes only with providers that bind nothing.
@@ -322,8 +331,8 @@ function computeDriver(config: Config): string {
 export function providersNeedingRealNetwork(config: Config): Array<{ provider: string; remedy: string }> {
   const needing: Array<{ provider: string; remedy: string }> = [];
   const enabled = config.api.enabledProviders;
-  if (enabled.includes('amphora') && computeDriver(config) !== 'noop')
-    needing.push({ provider: 'amphora', remedy: `set compute.driver: noop (amphora flows without booting anything; now '${computeDriver(config)}')` });
+  if (enabled.includes('amphora') && config.compute.driver !== 'noop')
+    needing.push({ provider: 'amphora', remedy: `set compute.driver: noop (amphora flows without booting anything; now '${config.compute.driver}')` });
   if (enabled.includes('ovn')) needing.push({ provider: 'ovn', remedy: 'remove ovn from api.enabledProviders (OVN writes the VIPs into real logical switches)' });
   return needing;
 }
@@ -336,6 +345,13 @@ function checkNetworkDriver(config: Config): void {
       `network.driver is noop (any UUID is a subnet, VIPs are synthetic addresses nothing serves), but ${needing.map((n) => `the ${n.provider} provider would have to serve them: ${n.remedy}`).join('; ')}; ` +
         "or remove those providers from api.enabledProviders (e.g. enabledProviders: [noop], defaultProvider: noop), or set network.driver: catalog",
     );
+}
+
+/** Said plainly, where the schema's own message would only say 'Expected union value'. */
+function checkComputeDriver(candidate: unknown): void {
+  const driver = isObject(candidate) && isObject(candidate.compute) ? candidate.compute.driver : undefined;
+  if (driver !== undefined && !(ComputeDrivers as readonly unknown[]).includes(driver))
+    throw new ConfigError(`compute.driver ${JSON.stringify(driver)} is not one of ${ComputeDrivers.join(', ')}`);
 }
 
 /** The ovn provider cannot start without its databases, and maps only networks Ostia knows. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { publicUrl as configuredUrl } from './config.js';
+import { computeIsNoop, publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
 import { networkService } from './network/service.js';
@@ -17,7 +17,7 @@ import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
 import { amphoraDriver } from './providers/amphora/driver.js';
-import { agentClients, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { agentClients, noopAgentClients, type AmphoraDepsLoader } from './providers/amphora/deps.js';
 import { openOnce } from './providers/open-once.js';
 import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymanager/index.js';
 import { ovnDriver } from './providers/ovn/driver.js';
@@ -53,30 +53,30 @@ export interface Runtime {
 
 /**
  * The amphora provider's machinery on this machine: the CA under DATA_DIR/pki, amphorae as
- * local processes under DATA_DIR/amphorae, addresses on loopback. Loaded and opened by the
- * first flow that needs it, so API-only processes neither load nor touch it.
+ * local processes under DATA_DIR/amphorae (or, under compute.driver noop, nothing booted and no
+ * agent spoken to), addresses on loopback. Loaded and opened by the first flow that needs it,
+ * so API-only processes neither load nor touch it.
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LocalCompute }, { LoopbackNetwork }, { NoopNetworkDriver }] = await Promise.all([
+    const [{ CertificateAuthority }, { LoopbackNetwork }, { NoopNetworkDriver }] = await Promise.all([
       import('./pki/ca.js'),
-      import('./compute/local/driver.js'),
       import('./network/loopback/driver.js'),
       import('./network/noop/driver.js'),
     ]);
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
-    const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
     const loopback = new LoopbackNetwork(config.amphora.managementNetwork);
-    return {
-      settings: config.amphora,
-      compute,
-      // The config allows network.driver noop with the amphora provider only where nothing boots (compute.driver noop).
-      network: config.network.driver === 'noop' ? new NoopNetworkDriver(loopback) : loopback,
-      ca,
-      keyManager,
-      amphoraDir: (id) => compute.amphoraDir(id),
-      agent: agentClients(ca),
-    };
+    // The config allows network.driver noop with the amphora provider only where nothing boots (compute.driver noop).
+    const network = config.network.driver === 'noop' ? new NoopNetworkDriver(loopback) : loopback;
+    const common = { settings: config.amphora, network, ca, keyManager };
+    if (computeIsNoop(config)) {
+      const { NoopCompute } = await import('./compute/noop/driver.js');
+      // Nothing is written there: the directory only names the amphora in messages.
+      return { ...common, dataPlane: false, compute: new NoopCompute(), amphoraDir: (id) => join(config.dataDir, 'amphorae', id), agent: noopAgentClients };
+    }
+    const { LocalCompute } = await import('./compute/local/driver.js');
+    const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
+    return { ...common, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
   });
 }
 
@@ -93,7 +93,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   // A worker reconciles the Northbound database with ours when it connects and after every reconnection.
   const ovn = ovnMachinery(config, network, db, log.child({ role: opts.worker ? 'worker' : 'api' }), { reconcile: !!opts.worker });
   const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, {
-    amphora: () => amphoraDriver(amphora),
+    amphora: () => amphoraDriver(amphora, config.compute.driver),
     ovn: () => ovnDriver(ovn.load, network, config),
   });
   const deps: ApiDeps = {

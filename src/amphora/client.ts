@@ -29,8 +29,11 @@ export interface AgentInfo {
 
 export interface ApplyResult {
   version: number;
-  /** How the agent applied it: a hitless reload, runtime-API commands only, or nothing (same version). */
-  applied: 'reload' | 'runtime' | 'unchanged';
+  /**
+   * How the agent applied it: a hitless reload, runtime-API commands only, or nothing (same version);
+   * `none` from the no-op client (compute.driver noop), where no agent exists to apply anything.
+   */
+  applied: 'reload' | 'runtime' | 'unchanged' | 'none';
 }
 
 /** The agent answered with an error status; `agentMessage`/`details` are its `{error, details}`. */
@@ -68,6 +71,9 @@ const MAX_RETRY_MS = 1_000;
 const IDENTITY_ERROR = 'ERR_AMPHORA_IDENTITY';
 /** Transport failures that mean "the agent is not (yet) there", as opposed to "it is the wrong agent". */
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ETIMEDOUT', 'ETIMEOUT']);
+
+/** The agent calls the flows and housekeeping make. */
+export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'close'>;
 
 export class AgentClient {
   private readonly agent: https.Agent;

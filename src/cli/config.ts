@@ -1,6 +1,6 @@
 /** `ostia config`: the configuration a process started with these flags would run with. */
 import { stringify } from 'yaml';
-import type { Config } from '../config.js';
+import { COMPUTE_NOOP_NOTICE, computeIsNoop, type Config } from '../config.js';
 import { printJson, type Command } from './command.js';
 import { configFromFlags, databaseOption, dataDirOption, listenOptions, redactUrl } from './settings.js';
 
@@ -12,14 +12,23 @@ export const config: Command = {
     'The YAML printed is a valid config file: copy it, trim it to what you change, and pass it with --config.',
     'An empty identity.tokenSecret means the serving roles use (or create) DATA_DIR/token-secret;',
     'an empty keyManager.encryptionKey, DATA_DIR/key-manager-key.',
+    'compute.driver noop is a test mode without a data plane; the output says so (a comment above compute, or on stderr with --json).',
   ].join('\n'),
   async run(input) {
     const effective = maskSecrets(configFromFlags(config, input));
-    if (input.json) printJson(effective);
-    else process.stdout.write(stringify(effective));
+    const testMode = computeIsNoop(effective);
+    if (input.json) {
+      printJson(effective);
+      if (testMode) process.stderr.write(`${COMPUTE_NOOP_NOTICE}\n`);
+    } else process.stdout.write(withTestModeComment(stringify(effective), testMode));
     return 0;
   },
 };
+
+/** The YAML stays a valid config file: the notice is a comment right above the compute section. */
+function withTestModeComment(yaml: string, testMode: boolean): string {
+  return testMode ? yaml.replace(/^compute:$/m, `# ${COMPUTE_NOOP_NOTICE}\ncompute:`) : yaml;
+}
 
 const SECRET_KEY = /password|secret|encryptionkey/i;
 

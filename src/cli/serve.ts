@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import type { Config } from '../config.js';
+import { COMPUTE_NOOP_NOTICE, computeIsNoop, type Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
@@ -32,6 +32,8 @@ export interface Announcement {
   pid: number;
   /** Where heartbeats are received, when this process runs the health manager. */
   health_listen?: string;
+  /** Under compute.driver noop (for a process that runs amphora flows): COMPUTE_NOOP_NOTICE. */
+  test_mode?: string;
 }
 
 interface Service {
@@ -43,7 +45,8 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   // Listening first, so a signal that arrives while starting still shuts down cleanly.
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
-  if (roles.worker && amphoraProviderEnabled(options)) await preflightAmphorae(options);
+  // A no-op amphora runs no HAProxy and keeps no sockets.
+  if (roles.worker && amphoraProviderEnabled(options) && !computeIsNoop(options)) await preflightAmphorae(options);
   if (roles.api || sqlitePath(options) || roles.addressBlock) prepareDataDir(options);
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
   const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
@@ -62,7 +65,15 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const clouds = url && config.identity.mode !== 'external' ? cloudsYaml(url, config) : null;
   const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
   if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
-  const announcement: Announcement = { url: url ?? null, clouds_yaml: cloudsFile, pid: process.pid, ...(healthListen && { health_listen: healthListen }) };
+  const testMode = roles.worker && amphoraProviderEnabled(config) && computeIsNoop(config) ? COMPUTE_NOOP_NOTICE : undefined;
+  if (testMode) log.warn(testMode);
+  const announcement: Announcement = {
+    url: url ?? null,
+    clouds_yaml: cloudsFile,
+    pid: process.pid,
+    ...(healthListen && { health_listen: healthListen }),
+    ...(testMode && { test_mode: testMode }),
+  };
   if (json) printJson(announcement);
   else process.stdout.write(describe(config, roles, announcement, runtime, clouds));
 
@@ -144,6 +155,7 @@ function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtim
     : `Ostia ${what} is running over ${store}.`,
   ];
   if (a.health_listen) lines.push(`Amphora heartbeats are received on ${a.health_listen} (UDP).`);
+  if (a.test_mode) lines.push(`Test mode: ${a.test_mode}`);
   if (ovnProviderEnabled(config) && roles.worker) lines.push(`OVN load balancers are written to ${config.ovn.nbConnection}.`);
   if (ovnProviderEnabled(config) && roles.health) lines.push(`OVN member health is read from ${config.ovn.sbConnection}.`);
   if (clouds) {

@@ -25,7 +25,7 @@ const FlavorSchema: DataSchema = {
   loadbalancer_topology: {
     type: 'string',
     enum: ['SINGLE', 'ACTIVE_STANDBY'],
-    description: 'The load balancer topology. One of: SINGLE - One amphora per load balancer. ACTIVE_STANDBY - Two amphora per load balancer. Ostia builds SINGLE only until keepalived VRRP lands.',
+    description: 'The load balancer topology. One of: SINGLE - One amphora per load balancer. ACTIVE_STANDBY - Two amphora per load balancer. Ostia builds SINGLE only until keepalived VRRP lands (ACTIVE_STANDBY under compute.driver noop: rows only).',
   },
   compute_flavor: {
     type: 'string',
@@ -71,10 +71,15 @@ const AvailabilityZoneSchema: DataSchema = {
 export const amphoraFlavorCapabilities: readonly Capability[] = capabilitiesOf(FlavorSchema);
 export const amphoraAvailabilityZoneCapabilities: readonly Capability[] = capabilitiesOf(AvailabilityZoneSchema);
 
-export function validateAmphoraFlavorData(data: Record<string, unknown>): void {
+export const ACTIVE_STANDBY_REFUSAL = 'loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.';
+
+/**
+ * `activeStandby`: under compute.driver noop the flows build the MASTER/BACKUP pair's rows, as Octavia's
+ * do with no-op drivers; with amphorae that run, two HAProxies without keepalived would both answer.
+ */
+export function validateAmphoraFlavorData(data: Record<string, unknown>, opts: { activeStandby: boolean } = { activeStandby: false }): void {
   validateProfileData(PROVIDER, FlavorSchema, data);
-  if (data.loadbalancer_topology === 'ACTIVE_STANDBY')
-    throw refuse('loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.');
+  if (data.loadbalancer_topology === 'ACTIVE_STANDBY' && !opts.activeStandby) throw refuse(ACTIVE_STANDBY_REFUSAL);
   for (const key of ['sriov_vip', 'allow_member_sriov'])
     if (data[key] === true) throw refuse(`${key} True is not supported: loopback networking has no SR-IOV.`);
 }

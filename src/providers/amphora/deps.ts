@@ -3,18 +3,24 @@
  * runtime (the composition root) supplies them behind a loader that opens them on first use,
  * so a process that never runs a flow (an API-only process) opens no CA.
  */
-import { AgentClient } from '../../amphora/client.js';
+import { AgentClient, type AgentApi } from '../../amphora/client.js';
+import { NoopAgentClient } from '../../amphora/noop-client.js';
 import type { ComputeDriver } from '../../compute/driver.js';
 import type { Config } from '../../config.js';
 import type { NetworkDriver } from '../../network/driver.js';
 import type { CertificateAuthority } from '../../pki/ca.js';
 import type { KeyManager } from '../../keymanager/index.js';
 
-/** The agent calls the flows and housekeeping make. */
-export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'close'>;
+export type { AgentApi };
 
 export interface AmphoraDeps {
   readonly settings: Config['amphora'];
+  /**
+   * False under compute.driver noop: nothing runs that could bind a VIP or answer a probe, so
+   * plug-vip records the VIPs without plugging them, certificates are not probed at the VIP,
+   * and operating statuses are left to a health manager that will never hear anything.
+   */
+  readonly dataPlane: boolean;
   readonly compute: ComputeDriver;
   readonly network: NetworkDriver;
   readonly ca: Pick<CertificateAuthority, 'issueAmphoraCert' | 'clientCaPem'>;
@@ -35,3 +41,6 @@ export function agentClients(ca: Pick<CertificateAuthority, 'controllerClientCer
     return new AgentClient({ url: agentUrl, amphoraId: id, serverCaPem: ca.serverCaPem, clientCertPem: client.certPem, clientKeyPem: client.keyPem });
   };
 }
+
+/** Clients of no agent at all (compute.driver noop), as Octavia's amphora_noop_driver: every call succeeds. */
+export const noopAgentClients: AmphoraDeps['agent'] = async ({ id }) => new NoopAgentClient(id);

@@ -1,4 +1,5 @@
 /** The amphora provider: HAProxy amphorae on this machine, built and configured by the flows. */
+import type { Config } from '../../config.js';
 import type { ProviderDriver } from '../driver.js';
 import {
   amphoraAvailabilityZoneCapabilities, amphoraChecks, amphoraFlavorCapabilities, PROVIDER, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData,
@@ -6,13 +7,18 @@ import {
 import type { AmphoraDepsLoader } from './deps.js';
 import { amphoraFlows } from './flows.js';
 
-export function amphoraDriver(load: AmphoraDepsLoader): ProviderDriver {
+const DESCRIPTION = 'The Ostia amphora driver: HAProxy amphorae with a management agent, on this machine.';
+/** Appended under compute.driver noop, so no client is told a data plane exists. No comma: tools split descriptions on commas. */
+export const NOOP_COMPUTE_DESCRIPTION_SUFFIX = ' (test mode: no-op compute and amphora drivers; no data plane)';
+
+export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute']['driver'] = 'local'): ProviderDriver {
+  const noop = compute === 'noop';
   return {
     name: PROVIDER,
-    description: 'The Ostia amphora driver: HAProxy amphorae with a management agent, on this machine.',
+    description: DESCRIPTION + (noop ? NOOP_COMPUTE_DESCRIPTION_SUFFIX : ''),
     flavorCapabilities: () => amphoraFlavorCapabilities,
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
-    validateFlavorData: validateAmphoraFlavorData,
+    validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: noop }),
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks,
     flow: amphoraFlows(load),

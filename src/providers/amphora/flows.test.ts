@@ -74,6 +74,7 @@ let agents: FakeAgents;
 function startWorker(): Worker {
   const deps: AmphoraDeps = {
     settings: h.config.amphora,
+    dataPlane: true,
     compute,
     network: new LoopbackNetwork(h.config.amphora.managementNetwork),
     ca: {

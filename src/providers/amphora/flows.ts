@@ -1,7 +1,7 @@
 /**
  * The amphora provider's flows: which steps each operation runs, and what a failure leaves.
  *
- *   loadbalancer.create   create-amphora → boot-compute → wait-for-agent → plug-vip → push-config
+ *   loadbalancer.create   create-amphora (one STANDALONE, or a MASTER and a BACKUP for ACTIVE_STANDBY) → boot-compute → wait-for-agent → plug-vip → push-config
  *                         → verify-certificates → mark-active
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
@@ -20,31 +20,30 @@ import type { Operation } from '../driver.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 import {
-  bootCompute, builtByJob, createAmphora, deleteAmphora, findAmphora, inService, jobAmphoraId, markActive, namedInPayload, plugVip, pushConfig,
+  bootCompute, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
 } from './steps.js';
 
 const reason = (step: string, error: Error) => `${step}: ${error.message}`;
 
 /**
- * The load balancer goes to ERROR with the reason, and so does the amphora the job was building,
+ * The load balancer goes to ERROR with the reason, and so do the amphorae the job was building,
  * in one transaction (as mark-active settles both): whoever sees the load balancer leave PENDING_*
  * finds the amphora's reason already there.
  */
 async function failLoadBalancer(ctx: StepContext, step: string, error: Error): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (trx) => {
-    const built = await findAmphora(trx, jobAmphoraId(ctx.jobId));
-    if (built) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+    for (const built of await findBuiltAmphorae(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
     await settleFailure(trx, ctx.loadBalancerId, reason(step, error));
   });
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
   const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
-  const create: Flow = { steps: [...build, verifyCertificates(load), markActive()], onFailure: failLoadBalancer };
-  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive()], onFailure: failLoadBalancer };
-  const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle()], onFailure: failLoadBalancer };
-  const remove: Flow = { steps: [stopAmphorae(load), settle()], onFailure: failLoadBalancer };
+  const create: Flow = { steps: [...build, verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
+  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive(load)], onFailure: failLoadBalancer };
+  const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failLoadBalancer };
+  const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
   const configure: Flow = {
     steps: [pushConfig(load, namedInPayload)],

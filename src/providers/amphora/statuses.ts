@@ -7,6 +7,8 @@
  *    a heartbeat says otherwise; monitors, L7 policies and rules have no health of their own;
  *  - members of pools without a monitor are NO_MONITOR, or OFFLINE when disabled.
  * Members of monitored pools keep their status: only their monitor knows it.
+ * Without a data plane (compute.driver noop) nothing will ever report, so nothing is presumed ONLINE:
+ * load balancers, listeners and pools stay OFFLINE, as with Octavia's no-op drivers.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -49,7 +51,7 @@ async function setUnmonitoredMembers(trx: Trx, poolIds: string[]): Promise<void>
 }
 
 /** settleSuccess plus the operating statuses above; false when the load balancer was deleted. */
-export async function settleAmphoraTree(trx: Trx, lbId: string): Promise<boolean> {
+export async function settleAmphoraTree(trx: Trx, lbId: string, opts: { dataPlane: boolean }): Promise<boolean> {
   const ids = await treeIds(trx, lbId);
   const idsOf: Record<Table, string[]> = {
     load_balancer: [lbId],
@@ -66,7 +68,7 @@ export async function settleAmphoraTree(trx: Trx, lbId: string): Promise<boolean
   for (const table of tables) {
     const { enabled, disabled } = pending.get(table)!;
     await setStatus(trx, table, disabled, 'OFFLINE');
-    if (OptimisticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE', 'OFFLINE');
+    if (opts.dataPlane && OptimisticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE', 'OFFLINE');
     if (StaticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE');
   }
   await setUnmonitoredMembers(trx, (await treeIds(trx, lbId)).pools);

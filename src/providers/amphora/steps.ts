@@ -12,13 +12,17 @@ import type { AmphoraTable, Database } from '../../db/schema.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
+import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-/** A name-based UUID (version 5 layout) of the job: the same job always builds the same amphora. */
-export function jobAmphoraId(jobId: string): string {
-  const h = createHash('sha256').update(`ostia:amphora:${jobId}`).digest('hex');
+/**
+ * A name-based UUID (version 5 layout) of the job: the same job always builds the same amphorae.
+ * `index` tells apart the two an ACTIVE_STANDBY build makes; the first keeps the single id of old.
+ */
+export function jobAmphoraId(jobId: string, index = 0): string {
+  const h = createHash('sha256').update(`ostia:amphora:${jobId}${index ? `:${index}` : ''}`).digest('hex');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
@@ -29,11 +33,19 @@ export async function findAmphora(db: Q, id: string): Promise<AmphoraTable | und
   return db.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-async function builtAmphora(ctx: StepContext): Promise<AmphoraTable> {
-  const id = jobAmphoraId(ctx.jobId);
-  const amp = await findAmphora(ctx.db.kysely, id);
-  if (!amp) throw new Error(`amphora ${id} of this job is missing from the database`);
-  return amp;
+/** At most two: the MASTER and BACKUP of an ACTIVE_STANDBY load balancer. */
+const MAX_BUILT = 2;
+const jobAmphoraIds = (jobId: string) => Array.from({ length: MAX_BUILT }, (_, i) => jobAmphoraId(jobId, i));
+
+/** What the job builds, created by create-amphora; [] before that, or when it was never created. */
+export async function findBuiltAmphorae(db: Q, jobId: string): Promise<AmphoraTable[]> {
+  return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId)).orderBy('role').execute();
+}
+
+async function builtAmphorae(ctx: StepContext): Promise<AmphoraTable[]> {
+  const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId);
+  if (!amphorae.length) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
+  return amphorae;
 }
 
 export async function updateAmphora(db: Q, id: string, values: Partial<Omit<AmphoraTable, 'id'>>): Promise<void> {
@@ -63,8 +75,14 @@ async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; add
   return { portId: lb.vip_port_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
 }
 
-/** Compute flavor and zone the load balancer's flavor and availability zone ask for: recorded, not acted on. */
-async function placementOf(db: Q, lbId: string): Promise<{ computeFlavor: string | null; zone: string | null }> {
+interface Placement {
+  computeFlavor: string | null;
+  zone: string | null;
+  topology: 'SINGLE' | 'ACTIVE_STANDBY';
+}
+
+/** The load balancer's flavor and availability zone: its topology, and a compute flavor and zone recorded, not acted on. */
+async function placementOf(db: Q, lbId: string): Promise<Placement> {
   const row = await db
     .selectFrom('load_balancer as lb')
     .leftJoin('flavor', 'flavor.id', 'lb.flavor_id')
@@ -74,9 +92,9 @@ async function placementOf(db: Q, lbId: string): Promise<{ computeFlavor: string
     .select(['flavor_profile.flavor_data', 'azp.availability_zone_data'])
     .where('lb.id', '=', lbId)
     .executeTakeFirst();
-  const flavor = JSON.parse(row?.flavor_data ?? '{}') as { compute_flavor?: string };
+  const flavor = JSON.parse(row?.flavor_data ?? '{}') as { compute_flavor?: string; loadbalancer_topology?: string };
   const zone = JSON.parse(row?.availability_zone_data ?? '{}') as { compute_zone?: string };
-  return { computeFlavor: flavor.compute_flavor ?? null, zone: zone.compute_zone ?? null };
+  return { computeFlavor: flavor.compute_flavor ?? null, zone: zone.compute_zone ?? null, topology: flavor.loadbalancer_topology === 'ACTIVE_STANDBY' ? 'ACTIVE_STANDBY' : 'SINGLE' };
 }
 
 /**
@@ -93,65 +111,91 @@ async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTa
  */
 async function takeDown(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable, status: 'DELETED' | 'ERROR'): Promise<void> {
   await destroyCompute(deps, amp);
-  if (status === 'DELETED') await unplugVips(ctx, deps.network, amp);
+  if (status === 'DELETED') await unplugVips(ctx, deps, amp);
   await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
   await updateAmphora(ctx.db.kysely, amp.id, { status });
 }
 
-async function unplugVips(ctx: StepContext, network: AmphoraDeps['network'], amp: AmphoraTable): Promise<void> {
-  if (!amp.ha_ip || !amp.load_balancer_id) return;
+async function unplugVips(ctx: StepContext, deps: Pick<AmphoraDeps, 'network' | 'dataPlane'>, amp: AmphoraTable): Promise<void> {
+  if (!deps.dataPlane || !amp.ha_ip || !amp.load_balancer_id) return;
+  const { network } = deps;
   for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await network.unplugVip(amp.id, vip);
 }
 
-/** The amphora row of this job: STANDALONE, with a management address and its own heartbeat key. */
+type Role = AmphoraTable['role'];
+
+/** Octavia's keepalived priorities (constants.ROLE_MASTER_PRIORITY, ROLE_BACKUP_PRIORITY); a STANDALONE amphora has none. */
+const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, STANDALONE: null };
+/** Octavia's DEFAULT_VRRP_ID, which its flows give every amphora of a pair. */
+const VRRP_ID = 1;
+const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
+
+/**
+ * The roles this job builds: the one of the amphora an amphora failover replaces (a MASTER is
+ * replaced by a MASTER), else one per member of the topology, as Octavia's flows assign them.
+ */
+async function rolesToBuild(ctx: StepContext, topology: Placement['topology']): Promise<Role[]> {
+  if (ctx.payload.amphora_id !== undefined) {
+    const replaced = await findAmphora(ctx.db.kysely, String(ctx.payload.amphora_id));
+    return [replaced?.role ?? 'STANDALONE'];
+  }
+  return topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE'];
+}
+
+/** The amphora rows of this job, each with its role, a management address and its own heartbeat key. */
 export function createAmphora(load: AmphoraDepsLoader): Step {
   return {
     name: 'create-amphora',
     async run(ctx) {
-      const id = jobAmphoraId(ctx.jobId);
-      if (await findAmphora(ctx.db.kysely, id)) return;
-      const { network, settings } = await load();
+      if ((await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)).length) return;
+      const { network, settings, dataPlane } = await load();
+      const placement = await placementOf(ctx.db.kysely, ctx.loadBalancerId);
+      const roles = await rolesToBuild(ctx, placement.topology);
+      // The flavor check refuses ACTIVE_STANDBY with a data plane; this holds when compute.driver changed since.
+      if (dataPlane && roles.some(isVrrp)) throw new Error(ACTIVE_STANDBY_REFUSAL);
       await ctx.db.kysely.transaction().execute(async (trx) => {
-        const address = await network.allocateManagementAddress(trx, id);
-        const placement = await placementOf(trx, ctx.loadBalancerId);
-        await trx
-          .insertInto('amphora')
-          .values({
-            id,
-            load_balancer_id: ctx.loadBalancerId,
-            compute_id: null,
-            lb_network_ip: address,
-            vrrp_ip: null,
-            ha_ip: null,
-            vrrp_port_id: null,
-            ha_port_id: null,
-            cert_expiration: null,
-            cert_busy: 0,
-            role: 'STANDALONE',
-            status: 'PENDING_CREATE',
-            vrrp_interface: null,
-            vrrp_id: null,
-            vrrp_priority: null,
-            cached_zone: placement.zone,
-            image_id: null,
-            compute_flavor: placement.computeFlavor,
-            heartbeat_key: randomBytes(32).toString('hex'),
-            last_heartbeat_at: null,
-            last_heartbeat_seq: null,
-            config_version: 0,
-            agent_url: `https://${address.includes(':') ? `[${address}]` : address}:${settings.agentPort}`,
-            cert_serial: null,
-            status_reason: null,
-            created_at: timestamp(),
-            updated_at: null,
-          })
-          .execute();
+        for (const [index, role] of roles.entries()) {
+          const id = jobAmphoraId(ctx.jobId, index);
+          const address = await network.allocateManagementAddress(trx, id);
+          await trx
+            .insertInto('amphora')
+            .values({
+              id,
+              load_balancer_id: ctx.loadBalancerId,
+              compute_id: null,
+              lb_network_ip: address,
+              vrrp_ip: null,
+              ha_ip: null,
+              vrrp_port_id: null,
+              ha_port_id: null,
+              cert_expiration: null,
+              cert_busy: 0,
+              role,
+              status: 'PENDING_CREATE',
+              vrrp_interface: null,
+              vrrp_id: isVrrp(role) ? VRRP_ID : null,
+              vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
+              cached_zone: placement.zone,
+              image_id: null,
+              compute_flavor: placement.computeFlavor,
+              heartbeat_key: randomBytes(32).toString('hex'),
+              last_heartbeat_at: null,
+              last_heartbeat_seq: null,
+              config_version: 0,
+              agent_url: `https://${address.includes(':') ? `[${address}]` : address}:${settings.agentPort}`,
+              cert_serial: null,
+              status_reason: null,
+              created_at: timestamp(),
+              updated_at: null,
+            })
+            .execute();
+        }
       });
     },
     // Also destroys compute: a boot-compute that failed half-way is not reverted itself.
     async revert(ctx) {
-      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-      if (amp) await takeDown(ctx, await load(), amp, 'ERROR');
+      const deps = await load();
+      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await takeDown(ctx, deps, amp, 'ERROR');
     },
   };
 }
@@ -161,34 +205,37 @@ export function bootCompute(load: AmphoraDepsLoader): Step {
   return {
     name: 'boot-compute',
     async run(ctx) {
-      const amp = await builtAmphora(ctx);
       const deps = await load();
-      if (amp.compute_id && (await deps.compute.status(amp.compute_id)) === 'running') return;
-      // One an earlier attempt started without recording it holds a certificate we never stored.
-      await destroyCompute(deps, amp);
-      const cert = await deps.ca.issueAmphoraCert(amp.id, amp.lb_network_ip!, deps.settings.certValidityDays);
-      const computeId = await deps.compute.boot(
-        {
-          amphoraId: amp.id,
-          dir: deps.amphoraDir(amp.id),
-          managementAddress: amp.lb_network_ip!,
-          agentPort: deps.settings.agentPort,
-          certPem: cert.certPem,
-          keyPem: cert.keyPem,
-          clientCaPem: deps.ca.clientCaPem,
-          heartbeat: { key: amp.heartbeat_key!, targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
-          haproxyBinary: deps.settings.haproxyBinary,
-          maxconn: deps.settings.maxconn,
-        },
-        ctx.signal,
-      );
-      await updateAmphora(ctx.db.kysely, amp.id, { compute_id: computeId, status: 'BOOTING', cert_serial: cert.serial, cert_expiration: timestamp(cert.notAfter) });
+      for (const amp of await builtAmphorae(ctx)) await boot(ctx, deps, amp);
     },
     async revert(ctx) {
-      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-      if (amp) await destroyCompute(await load(), amp);
+      const deps = await load();
+      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await destroyCompute(deps, amp);
     },
   };
+}
+
+async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+  if (amp.compute_id && (await deps.compute.status(amp.compute_id)) === 'running') return;
+  // One an earlier attempt started without recording it holds a certificate we never stored.
+  await destroyCompute(deps, amp);
+  const cert = await deps.ca.issueAmphoraCert(amp.id, amp.lb_network_ip!, deps.settings.certValidityDays);
+  const computeId = await deps.compute.boot(
+    {
+      amphoraId: amp.id,
+      dir: deps.amphoraDir(amp.id),
+      managementAddress: amp.lb_network_ip!,
+      agentPort: deps.settings.agentPort,
+      certPem: cert.certPem,
+      keyPem: cert.keyPem,
+      clientCaPem: deps.ca.clientCaPem,
+      heartbeat: { key: amp.heartbeat_key!, targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
+      haproxyBinary: deps.settings.haproxyBinary,
+      maxconn: deps.settings.maxconn,
+    },
+    ctx.signal,
+  );
+  await updateAmphora(ctx.db.kysely, amp.id, { compute_id: computeId, status: 'BOOTING', cert_serial: cert.serial, cert_expiration: timestamp(cert.notAfter) });
 }
 
 const COMPUTE_CHECK_MS = 1000;
@@ -201,47 +248,56 @@ export function waitForAgent(load: AmphoraDepsLoader): Step {
   return {
     name: 'wait-for-agent',
     async run(ctx) {
-      const amp = await builtAmphora(ctx);
       const deps = await load();
-      const exited = new AbortController();
-      const watch = setInterval(() => {
-        void ctx.heartbeat().catch(() => undefined);
-        void deps.compute.status(amp.compute_id!).then(
-          (status) => {
-            if (status === 'stopped') exited.abort(new Error(`the processes of amphora ${amp.id} exited before its agent answered; see agent.log in ${deps.amphoraDir(amp.id)}`));
-          },
-          () => undefined,
-        );
-      }, COMPUTE_CHECK_MS);
-      const deadline = Date.now() + deps.settings.bootTimeoutMs;
-      const waiting = AbortSignal.any([ctx.signal, exited.signal]);
-      try {
-        // The boot's own announcement first (no polling); the agent is then asked once, or polled after a resume.
-        await deps.compute.started(amp.compute_id!, AbortSignal.any([waiting, AbortSignal.timeout(deps.settings.bootTimeoutMs)])).catch((e: unknown) => {
-          if (waiting.aborted || (e as { name?: unknown } | null)?.name !== 'TimeoutError') throw e;
-        });
-        await withAgent(deps, amp, (client) => client.waitReady(waiting, deadline));
-      } finally {
-        clearInterval(watch);
-      }
+      for (const amp of await builtAmphorae(ctx)) await waitFor(ctx, deps, amp);
     },
   };
 }
 
-/** Makes the load balancer's VIPs reachable on the amphora and records them on it. */
+async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+  const exited = new AbortController();
+  const watch = setInterval(() => {
+    void ctx.heartbeat().catch(() => undefined);
+    void deps.compute.status(amp.compute_id!).then(
+      (status) => {
+        if (status === 'stopped') exited.abort(new Error(`the processes of amphora ${amp.id} exited before its agent answered; see agent.log in ${deps.amphoraDir(amp.id)}`));
+      },
+      () => undefined,
+    );
+  }, COMPUTE_CHECK_MS);
+  const deadline = Date.now() + deps.settings.bootTimeoutMs;
+  const waiting = AbortSignal.any([ctx.signal, exited.signal]);
+  try {
+    // The boot's own announcement first (no polling); the agent is then asked once, or polled after a resume.
+    await deps.compute.started(amp.compute_id!, AbortSignal.any([waiting, AbortSignal.timeout(deps.settings.bootTimeoutMs)])).catch((e: unknown) => {
+      if (waiting.aborted || (e as { name?: unknown } | null)?.name !== 'TimeoutError') throw e;
+    });
+    await withAgent(deps, amp, (client) => client.waitReady(waiting, deadline));
+  } finally {
+    clearInterval(watch);
+  }
+}
+
+/**
+ * Makes the load balancer's VIPs reachable on the amphorae and records them there. Without a data
+ * plane nothing could bind them, so they are only recorded. A MASTER or BACKUP also gets its VRRP
+ * address as Octavia's no-op network driver reports it: the VIP's own (no VRRP port exists).
+ */
 export function plugVip(load: AmphoraDepsLoader): Step {
   return {
     name: 'plug-vip',
     async run(ctx) {
-      const amp = await builtAmphora(ctx);
-      const { network } = await load();
+      const { network, dataPlane } = await load();
       const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
-      for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
-      await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: vips.addresses[0] ?? null, ha_port_id: vips.portId });
+      const haIp = vips.addresses[0] ?? null;
+      for (const amp of await builtAmphorae(ctx)) {
+        if (dataPlane) for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
+        await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...(isVrrp(amp.role) && { vrrp_ip: haIp }) });
+      }
     },
     async revert(ctx) {
-      const amp = await findAmphora(ctx.db.kysely, jobAmphoraId(ctx.jobId));
-      if (amp) await unplugVips(ctx, (await load()).network, amp);
+      const deps = await load();
+      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await unplugVips(ctx, deps, amp);
     },
   };
 }
@@ -249,8 +305,8 @@ export function plugVip(load: AmphoraDepsLoader): Step {
 /** Which amphorae a push-config step configures. */
 export type PushTargets = (ctx: StepContext) => Promise<AmphoraTable[]>;
 
-/** The amphora this job builds (create, failover). */
-export const builtByJob: PushTargets = async (ctx) => [await builtAmphora(ctx)];
+/** The amphorae this job builds (create, failover). */
+export const builtByJob: PushTargets = builtAmphorae;
 
 /** The amphorae serving the load balancer (every change to its tree). */
 export const inService: PushTargets = async (ctx) => {
@@ -304,24 +360,26 @@ export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step 
   };
 }
 
-/** The amphora serves: ALLOCATED, and the tree settles. */
-export function markActive(): Step {
+/** The amphorae serve: ALLOCATED, and the tree settles. */
+export function markActive(load: AmphoraDepsLoader): Step {
   return {
     name: 'mark-active',
     async run(ctx) {
+      const { dataPlane } = await load();
       await ctx.db.kysely.transaction().execute(async (trx) => {
-        await updateAmphora(trx, jobAmphoraId(ctx.jobId), { status: 'ALLOCATED', status_reason: null });
-        await settleAmphoraTree(trx, ctx.loadBalancerId);
+        await trx.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, updated_at: timestamp() }).where('id', 'in', jobAmphoraIds(ctx.jobId)).execute();
+        await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane });
       });
     },
   };
 }
 
-export function settle(): Step {
+export function settle(load: AmphoraDepsLoader): Step {
   return {
     name: 'settle',
     async run(ctx) {
-      await ctx.db.kysely.transaction().execute((trx) => settleAmphoraTree(trx, ctx.loadBalancerId));
+      const { dataPlane } = await load();
+      await ctx.db.kysely.transaction().execute((trx) => settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane }));
     },
   };
 }
@@ -354,7 +412,7 @@ export function retireOldAmphorae(load: AmphoraDepsLoader): Step {
         .selectAll()
         .where('load_balancer_id', '=', ctx.loadBalancerId)
         .where('status', '!=', 'DELETED')
-        .where('id', '!=', jobAmphoraId(ctx.jobId));
+        .where('id', 'not in', jobAmphoraIds(ctx.jobId));
       if (ctx.payload.amphora_id !== undefined) q = q.where('id', '=', String(ctx.payload.amphora_id));
       for (const amp of await q.execute()) {
         try {

@@ -65,6 +65,7 @@ after(async () => {
 const deps = (): AmphoraDeps =>
   ({
     keyManager: h.runtime.keyManager,
+    dataPlane: true,
     agent: async () => ({
       putConfig: async (config: AmphoraConfig) => {
         pushes.push(config);

@@ -94,6 +94,8 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
         .execute();
       if (!listeners.length) return;
       const deps = await load();
+      // Without a data plane no VIP answers: there is nothing to probe (the certificates were read when pushed).
+      if (!deps.dataPlane) return;
       const change = tlsChangeOf(ctx.payload);
       const window: ProbeWindow = { signal: ctx.signal, settleMs };
       for (const listener of listeners) {
