@@ -6,10 +6,13 @@ import {
 import type { AmphoraDepsLoader } from './deps.js';
 import { amphoraFlows } from './flows.js';
 
+/** Octavia's text for its amphora provider (octavia/common/config.py, enabled_provider_drivers). */
+export const AMPHORA_DESCRIPTION = 'The Octavia Amphora driver.';
+
 export function amphoraDriver(load: AmphoraDepsLoader): ProviderDriver {
   return {
     name: PROVIDER,
-    description: 'The Ostia amphora driver: HAProxy amphorae with a management agent, on this machine.',
+    description: AMPHORA_DESCRIPTION,
     flavorCapabilities: () => amphoraFlavorCapabilities,
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
     validateFlavorData: validateAmphoraFlavorData,
