@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { apiError } from '../domain/errors.js';
 import { MaxRequestBodyBytes } from '../domain/defaults.js';
 import type { RequestContext } from '../domain/context.js';
-import { decodeBody } from '../domain/schema-kit.js';
+import { checkBodyDepth, decodeBody } from '../domain/schema-kit.js';
 import type { ApiDeps } from './context.js';
 import { sendError, toApiError } from './errors.js';
 import { versionRoutes } from './resources/versions.js';
@@ -76,10 +76,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser(['application/json', 'text/javascript', 'application/javascript'], { parseAs: 'string' }, (_req, body, done) => {
     const text = (body as string).trim();
     if (!text) return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(apiError('INVALID_JSON'), undefined);
+      return done(apiError('INVALID_JSON'), undefined);
+    }
+    try {
+      checkBodyDepth(parsed);
+      done(null, parsed);
+    } catch (e) {
+      done(e as Error, undefined);
     }
   });
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import type { TObject } from '@sinclair/typebox';
 import { startHarness, admin, memberA, PROJECT_A, type Harness } from '../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../config.js';
+import { MaxRequestBodyDepth } from '../domain/defaults.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../domain/schemas/loadbalancer.js';
 import { ListenerCreateBody, ListenerUpdateBody } from '../domain/schemas/listener.js';
 import { PoolCreateBody, PoolUpdateBody } from '../domain/schemas/pool.js';
@@ -153,5 +154,140 @@ test('values the proxy config could not carry are refused at the API, before any
     const r = await h.request(method, url, { body: JSON.parse(json), as: memberA });
     assert.equal(r.statusCode, 400, `${method} ${url}: ${r.body}`);
     assert.equal(await snapshot(), before);
+  }
+});
+
+/** The envelope key of a route's body and whether it holds a list (the member batch). */
+function envelopeOf(schema: TObject): { root: string; list: boolean } {
+  const [root] = Object.keys(schema.properties);
+  return { root: root!, list: (schema.properties[root!] as { type?: string }).type === 'array' };
+}
+
+/** Sends `json` as it is: the client's own serialiser could neither build nor keep some of these bodies. */
+function sendRaw(method: string, url: string, json: string, as = admin) {
+  return h.request(method, url, { body: json, as, headers: { 'content-type': 'application/json' } });
+}
+
+async function assertRefused(method: string, url: string, json: string, message?: string | RegExp) {
+  const before = await snapshot();
+  const r = await sendRaw(method, url, json);
+  assert.equal(r.statusCode, 400, `${method} ${url} ${json.slice(0, 80)}: ${r.statusCode} ${r.body.slice(0, 300)}`);
+  const err = r.json();
+  assert.deepEqual(Object.keys(err).sort(), ['debuginfo', 'faultcode', 'faultstring']);
+  assert.equal(err.faultcode, 'Client');
+  if (typeof message === 'string') assert.equal(err.faultstring, message);
+  else if (message) assert.match(err.faultstring, message);
+  assert.ok(err.faultstring.length < 2000, 'the refusal does not echo a whole deep value');
+  assert.equal(await snapshot(), before);
+}
+
+const DEPTH = 10_000;
+const deepArray = (leaf = '1') => `${'['.repeat(DEPTH)}${leaf}${']'.repeat(DEPTH)}`;
+const deepObject = (leaf = '1') => `${'{"a":'.repeat(DEPTH)}${leaf}${'}'.repeat(DEPTH)}`;
+
+test('a 10,000-level nested body is a 400 in Octavia words wherever the nesting sits, on every route', async () => {
+  const fields = (schema: TObject) => {
+    const { root } = envelopeOf(schema);
+    const inner = schema.properties[root] as TObject & { items?: TObject };
+    return Object.keys((inner.items ?? inner).properties ?? {});
+  };
+  for (const [method, url, schema] of routes) {
+    const { root, list } = envelopeOf(schema);
+    const wrap = (attrs: string) => `{"${root}": ${list ? `[${attrs}]` : attrs}}`;
+    const bodies = [
+      deepArray(),
+      deepObject(),
+      `{"${root}": ${deepObject()}}`,
+      `{"${root}": ${deepArray()}}`,
+      wrap(`{"unknown_key": ${deepObject()}}`),
+      // Under every attribute the route knows: scalars, lists (tags) and maps (insert_headers) alike.
+      ...fields(schema).flatMap((f) => [wrap(`{"${f}": ${deepObject()}}`), wrap(`{"${f}": ${deepArray()}}`)]),
+    ];
+    for (const json of bodies) await assertRefused(method, url(), json, `Request body nests deeper than ${MaxRequestBodyDepth} levels`);
+  }
+  assert.equal((await h.request('GET', '/', { as: {} })).statusCode, 200);
+});
+
+const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'];
+
+test("keys inherited from Object.prototype are unknown attributes on every create and update body", async () => {
+  for (const [method, url, schema] of routes) {
+    const { root, list } = envelopeOf(schema);
+    for (const key of PROTOTYPE_KEYS) {
+      const attrs = `{"${key}": {"polluted": true}}`;
+      await assertRefused(method, url(), `{"${root}": ${list ? `[${attrs}]` : attrs}}`, `Unknown attribute for argument ${root}: ${key}`);
+      await assertRefused(method, url(), `{"${key}": {}, "${root}": ${list ? '[]' : '{}'}}`, new RegExp(`^Unknown attribute for argument ${root}: ${key.replace(/\$/g, '\\$')}$`));
+    }
+  }
+  assert.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched');
+});
+
+test('a prototype key inside a free-form map (insert_headers) is refused, never merged into a prototype', async () => {
+  for (const key of PROTOTYPE_KEYS) {
+    await assertRefused('PUT', `/v2/lbaas/listeners/${ids.listener}`, `{"listener": {"insert_headers": {"${key}": "x"}}}`);
+  }
+  assert.equal(({} as Record<string, unknown>).x, undefined);
+});
+
+test('list queries: prototype names are neither filters nor sort keys', async () => {
+  for (const key of PROTOTYPE_KEYS) {
+    for (const query of [`${key}=x`, `sort=${key}`, `sort_key=${key}`]) {
+      const r = await h.request('GET', `/v2/lbaas/loadbalancers?${query}`, { as: admin });
+      assert.equal(r.statusCode, 400, `${query}: ${r.body}`);
+      assert.equal(typeof r.json().faultstring, 'string');
+    }
+    const fields = await h.request('GET', `/v2/lbaas/loadbalancers?fields=${key}&fields=id`, { as: admin });
+    assert.equal(fields.statusCode, 200);
+    for (const lb of fields.json().loadbalancers) assert.deepEqual(Object.keys(lb), ['id']);
+  }
+});
+
+test('redirect URLs whose port is above 65535 are refused (create, update, graph create)', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom('redirect_url', 'redirect_prefix'),
+      fc.oneof(fc.integer({ min: 65536, max: 99999 }).map(String), fc.bigInt({ min: 100000n, max: 10n ** 30n }).map(String), fc.constant('0'.repeat(5) + '65536')),
+      fc.constantFrom('http', 'https'),
+      async (field, port, scheme) => {
+        const value = `${scheme}://example.com:${port}/x`;
+        const action = field === 'redirect_url' ? 'REDIRECT_TO_URL' : 'REDIRECT_PREFIX';
+        const message = `Invalid input for field/attribute ${field}. Value: '${value}'. Value must be a valid URL string`;
+        await assertRefused('POST', '/v2/lbaas/l7policies', JSON.stringify({ l7policy: { listener_id: ids.listener, action, [field]: value } }), message);
+        await assertRefused('PUT', `/v2/lbaas/l7policies/${ids.policy}`, JSON.stringify({ l7policy: { [field]: value } }), message);
+        const graph = { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, listeners: [{ protocol: 'HTTP', protocol_port: 80, l7policies: [{ action, [field]: value }] }] } };
+        await assertRefused('POST', '/v2/lbaas/loadbalancers', JSON.stringify(graph), message);
+      },
+    ),
+    { numRuns: 15, seed: 20261130 },
+  );
+  const ok = await h.request('PUT', `/v2/lbaas/l7policies/${ids.policy}`, { body: { l7policy: { redirect_url: 'https://example.com:65535/x' } }, as: memberA });
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.equal(await h.settled(ids.lb!), 'ACTIVE');
+});
+
+test('?limit below 1 is unlimited, as in Octavia: past the cap, with no next link, and a previous link after a marker', async () => {
+  const capped = await startHarness({ api: { paginationMaxLimit: 2 } });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const r = await capped.request('POST', '/v2/lbaas/flavorprofiles', { body: { flavorprofile: { name: `p${i}`, provider_name: 'noop', flavor_data: '{}' } } });
+      assert.equal(r.statusCode, 201);
+    }
+    const list = async (query: string) => (await capped.request('GET', `/v2/lbaas/flavorprofiles?${query}`)).json();
+    assert.equal((await list('')).flavorprofiles.length, 2, 'the cap applies by default');
+    assert.equal((await list('')).flavorprofile_links.length, 1);
+    for (const limit of ['-1', '0', 'infinite', '-99999999999']) {
+      const page = await list(`limit=${limit}`);
+      assert.equal(page.flavorprofiles.length, 3, limit);
+      assert.deepEqual(page.flavorprofile_links, [], `${limit}: a page holding every row has no next`);
+    }
+    const first = (await list('limit=-1')).flavorprofiles[0].id;
+    const after = await list(`limit=-1&marker=${first}`);
+    assert.equal(after.flavorprofiles.length, 2);
+    assert.deepEqual(after.flavorprofile_links.map((l: { rel: string }) => l.rel), ['previous']);
+    const previous = new URL(after.flavorprofile_links[0].href);
+    assert.equal(previous.searchParams.get('limit'), 'infinite', 'following the link keeps the page unlimited');
+    assert.equal(previous.searchParams.get('page_reverse'), 'True');
+  } finally {
+    await capped.close();
   }
 });

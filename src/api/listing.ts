@@ -56,8 +56,12 @@ interface SortKey {
   desc: boolean;
 }
 
+/** How an unlimited page names its limit in links: Octavia and Ostia both read it back as unlimited. */
+const UNLIMITED = 'infinite';
+
 export interface ListQuery {
-  limit: number;
+  /** null: unlimited (`limit` < 1 or `infinite`, as Octavia's pagination helper reads it), past the cap too. */
+  limit: number | null;
   marker: string | null;
   pageReverse: boolean;
   sort: SortKey[];
@@ -108,18 +112,23 @@ function coerce(attr: Attribute, raw: string): unknown {
   }
 }
 
+/** Own attributes only: `?constructor=` or `sort=toString` name nothing. */
+function attributeOf(spec: ListSpec, name: string): Attribute | undefined {
+  return Object.hasOwn(spec.attributes, name) ? spec.attributes[name] : undefined;
+}
+
 export function parseListQuery(query: RawQuery, spec: ListSpec, maxLimit: number): ListQuery {
   const rawLimit = single(query.limit);
-  let limit = maxLimit;
+  let limit: number | null = maxLimit;
   if (rawLimit !== undefined && rawLimit !== '') {
-    if (rawLimit === 'infinite') limit = maxLimit;
+    if (rawLimit === UNLIMITED) limit = null;
     else if (!/^-?\d+$/.test(rawLimit)) throw apiError('INVALID_LIMIT', rawLimit);
-    else limit = Number(rawLimit) < 1 ? maxLimit : Math.min(Number(rawLimit), maxLimit);
+    else limit = Number(rawLimit) < 1 ? null : Math.min(Number(rawLimit), maxLimit);
   }
   const sort: SortKey[] = [];
   const sortParam = many(query.sort);
   const addSort = (attr: string, dir: string) => {
-    const a = spec.attributes[attr];
+    const a = attributeOf(spec, attr);
     if (!a || a.queryable === false) throw apiError('INVALID_SORT_KEY', attr);
     if (dir !== 'asc' && dir !== 'desc') throw apiError('INVALID_SORT_DIR', dir);
     sort.push({ attr, column: a.column, desc: dir === 'desc' });
@@ -144,7 +153,7 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, maxLimit: number
     if (!PAGING_KEYS.has(key)) for (const v of [value].flat()) passthrough.push([key, v]);
     if (CONTROL_KEYS.has(key)) continue;
     // Octavia also accepts the data-model name of an attribute (openstacksdk sends `load_balancer_id`).
-    const attr = spec.attributes[key] ?? Object.values(spec.attributes).find((a) => a.column === key);
+    const attr = attributeOf(spec, key) ?? Object.values(spec.attributes).find((a) => a.column === key);
     if (!attr || attr.queryable === false || Array.isArray(value)) throw apiError('INVALID_FILTER');
     filters.push({ column: attr.column, value: coerce(attr, value) });
   }
@@ -238,21 +247,25 @@ export async function listPage<Row>(
     qb = qb.where((eb: EB) => afterMarker(eb, t, sort, marker as Record<string, unknown>));
   }
   for (const s of sort) qb = qb.orderBy(sql.raw(`${t}.${s.column} ${s.desc ? 'desc nulls last' : 'asc nulls first'}`));
-  let rows = (await qb.limit(q.limit).execute()) as Row[];
+  if (q.limit !== null) qb = qb.limit(q.limit);
+  let rows = (await qb.execute()) as Row[];
   if (q.pageReverse) rows = rows.reverse();
   const links: Page<Row>['links'] = [];
   const href = (marker: string, reverse: boolean) => {
-    const params = new URLSearchParams([['limit', String(q.limit)], ...q.passthrough, ['marker', marker]]);
+    const params = new URLSearchParams([['limit', String(q.limit ?? UNLIMITED)], ...q.passthrough, ['marker', marker]]);
     if (reverse) params.append('page_reverse', 'True');
     return `${selfUrl}?${params.toString()}`;
   };
   const keyOf = (r: Row) => String((r as Record<string, unknown>)[key]);
+  // An unlimited page holds every row there is, so it never has a `next` (Octavia 11 compares the
+  // page length with a None limit there, a TypeError under Python 3, so it offers no model).
+  const full = q.limit !== null && rows.length >= q.limit;
   if (rows.length) {
-    if (rows.length >= q.limit || (q.pageReverse && q.marker !== null)) {
+    if (full || (q.pageReverse && q.marker !== null)) {
       // Going forward, a full page may have more after it; going back, the marker had rows after it.
       if (!q.pageReverse || q.marker !== null) links.push({ href: href(keyOf(rows[rows.length - 1]!), false), rel: 'next' });
     }
-    if (q.marker !== null && (!q.pageReverse || rows.length >= q.limit)) links.push({ href: href(keyOf(rows[0]!), true), rel: 'previous' });
+    if (q.marker !== null && (!q.pageReverse || full)) links.push({ href: href(keyOf(rows[0]!), true), rel: 'previous' });
   }
   return { rows, links };
 }
@@ -261,7 +274,7 @@ export async function listPage<Row>(
 export function pickFields<T extends Record<string, unknown>>(obj: T, fields: string[] | null): Partial<T> {
   if (!fields || !fields.length) return obj;
   const out: Partial<T> = {};
-  for (const f of fields) if (f in obj) (out as Record<string, unknown>)[f] = obj[f];
+  for (const f of fields) if (Object.hasOwn(obj, f)) (out as Record<string, unknown>)[f] = obj[f];
   return out;
 }
 

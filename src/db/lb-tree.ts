@@ -128,6 +128,8 @@ export async function deleteLoadBalancerTree(db: Q, lbId: string): Promise<void>
 
 /**
  * A job succeeded: PENDING_DELETE objects disappear, the other pending ones become ACTIVE.
+ * Every row whose status the settle changes gets `updated_at`, as Octavia's SQLAlchemy
+ * `onupdate` stamps any updated row (so a created object has one once it is ACTIVE).
  * Returns false when the load balancer itself was deleted.
  */
 export async function settleSuccess(db: Q, lbId: string): Promise<boolean> {
@@ -144,21 +146,22 @@ export async function settleSuccess(db: Q, lbId: string): Promise<boolean> {
     if (!all.length) continue;
     const doomed = (await db.selectFrom(table).select('id').where('id', 'in', all).where('provisioning_status', '=', 'PENDING_DELETE').execute()).map((r) => r.id);
     await removeRows(db, table, doomed);
-    await db.updateTable(table).set({ provisioning_status: 'ACTIVE' }).where('id', 'in', all).where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE']).execute();
+    await db.updateTable(table).set({ provisioning_status: 'ACTIVE', updated_at: now }).where('id', 'in', all).where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE']).execute();
   }
   await db.updateTable('load_balancer').set({ provisioning_status: 'ACTIVE', status_reason: null, updated_at: now }).where('id', '=', lbId).execute();
   return true;
 }
 
-/** A job failed after its reverts: every pending object of the tree and the LB go to ERROR. */
+/** A job failed after its reverts: every pending object of the tree and the LB go to ERROR (stamped as in settleSuccess). */
 export async function settleFailure(db: Q, lbId: string, reason: string): Promise<void> {
   const ids = await treeIds(db, lbId);
+  const now = timestamp();
   for (const table of childTables) {
     const all = idsOf(ids, table);
     if (!all.length) continue;
-    await db.updateTable(table).set({ provisioning_status: 'ERROR' }).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
+    await db.updateTable(table).set({ provisioning_status: 'ERROR', updated_at: now }).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
   }
-  await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: timestamp() }).where('id', '=', lbId).execute();
+  await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: now }).where('id', '=', lbId).execute();
 }
 
 /** Objects with no health of their own: ONLINE when enabled, OFFLINE when not. */
@@ -166,20 +169,4 @@ export async function setOnOffStatus(db: Q, table: ChildTable | 'load_balancer',
   if (!ids.length) return;
   await db.updateTable(table).set({ operating_status: 'ONLINE' }).where('id', 'in', [...ids]).where('admin_state_up', '=', 1).execute();
   await db.updateTable(table).set({ operating_status: 'OFFLINE' }).where('id', 'in', [...ids]).where('admin_state_up', '=', 0).execute();
-}
-
-/**
- * Operating status for a provider with no health signal of its own (noop): enabled objects
- * are ONLINE, disabled ones OFFLINE, members without a monitor NO_MONITOR.
- */
-export async function setStaticOperatingStatus(db: Q, lbId: string): Promise<void> {
-  const ids = await treeIds(db, lbId);
-  await setOnOffStatus(db, 'load_balancer', [lbId]);
-  for (const table of childTables) await setOnOffStatus(db, table, idsOf(ids, table));
-  if (ids.members.length) {
-    const monitored = (await db.selectFrom('health_monitor').select('pool_id').where('id', 'in', ids.healthMonitors.length ? ids.healthMonitors : ['-']).execute()).map((r) => r.pool_id);
-    let q = db.updateTable('member').set({ operating_status: 'NO_MONITOR' }).where('id', 'in', ids.members).where('admin_state_up', '=', 1);
-    if (monitored.length) q = q.where('pool_id', 'not in', monitored);
-    await q.execute();
-  }
 }

@@ -47,5 +47,12 @@ export const Pagination = { maxLimit: 1000 } as const;
 /** Octavia's oslo max_request_body_size. */
 export const MaxRequestBodyBytes = 114688;
 
+/**
+ * How deep a request body may nest. Octavia's deepest body (a graph create down to a rule's
+ * tags) nests 9 levels; a bound keeps every walk over a body (validation, error messages,
+ * logs) clear of the stack.
+ */
+export const MaxRequestBodyDepth = 32;
+
 /** Days before a certificate in use expires at which Ostia warns (logs, status, `ostia certs`), farthest first. */
 export const CertificateExpiryWarningDays = [30, 14, 7] as const;

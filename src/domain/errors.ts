@@ -22,6 +22,7 @@ export const errorCatalog = {
   BODY_TOO_LARGE: { status: 413, template: 'Request is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, template: 'Unknown mimetype: %s' },
   INVALID_JSON: { status: 400, template: 'Request is not in valid JSON format' },
+  BODY_TOO_DEEP: { status: 400, template: 'Request body nests deeper than %s levels' },
   INVALID_INPUT: { status: 400, template: "Invalid input for field/attribute %s. Value: '%s'. %s" },
   UNKNOWN_ATTRIBUTE: { status: 400, template: 'Unknown attribute for argument %s: %s' },
   UNKNOWN_ATTRIBUTES: { status: 400, template: 'Unknown attributes for argument %s: %s' },

@@ -5,6 +5,7 @@
  */
 import { Type, type TSchema, type TObject, type TProperties, type Static } from '@sinclair/typebox';
 import { apiError } from './errors.js';
+import { MaxRequestBodyDepth } from './defaults.js';
 import { isIpAddress, parseCidr, isUuid, normaliseUuid } from './net.js';
 
 export { Type };
@@ -111,12 +112,14 @@ function decodeObject(schema: TSchema, value: unknown, field: string, arg: strin
   if (!isPlainObject(value)) throw wrongType(field, value, "<class 'dict'>");
   if (schema.patternProperties) {
     const [inner] = Object.values(schema.patternProperties as Record<string, TSchema>);
+    // Defined, not assigned: a `__proto__` key stays a key instead of replacing the prototype.
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = decodeValue(inner!, v, field, arg || field);
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: decodeValue(inner!, v, field, arg || field), enumerable: true, writable: true, configurable: true });
     return out;
   }
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
-  const unknown = Object.keys(value).filter((k) => !(k in props));
+  // Own keys only: `constructor`, `toString` or `__proto__` are as unknown as any other name.
+  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(props, k));
   if (unknown.length && schema.additionalProperties === false) {
     throw apiError(unknown.length > 1 ? 'UNKNOWN_ATTRIBUTES' : 'UNKNOWN_ATTRIBUTE', arg || field, unknown.join(', '));
   }
@@ -161,6 +164,17 @@ function decodeValue(schema: TSchema, value: unknown, field: string, arg: string
     }
     default:
       return value;
+  }
+}
+
+/** Refuses a parsed body nesting deeper than MaxRequestBodyDepth; walks it without recursion. */
+export function checkBodyDepth(body: unknown): void {
+  const pending: Array<[unknown, number]> = [[body, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MaxRequestBodyDepth) throw apiError('BODY_TOO_DEEP', MaxRequestBodyDepth);
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
   }
 }
 

@@ -12,7 +12,7 @@ test("Octavia's aliases resolve to the same driver instance as the provider they
   assert.equal(r.get('amphorav2'), r.get('amphora'));
   assert.equal(r.forLoadBalancer('octavia'), r.get('amphora'));
   assert.deepEqual(r.list().map((p) => p.name), ['noop', 'amphora', 'octavia', 'amphorav2']);
-  assert.match(r.list()[2]!.description, /^Alias of the test amphora driver/);
+  assert.match(r.list()[2]!.description, /^Deprecated alias of the test amphora driver/);
 });
 
 test('a provider that is not enabled is a 400 in Octavia words; an unknown one in config fails at start', () => {

@@ -39,11 +39,11 @@ export class ProviderRegistry {
     }
   }
 
-  /** The names the API lists, as `enabled_provider_drivers` would. */
+  /** The names the API lists, as `enabled_provider_drivers` would (Octavia's default calls `octavia` a deprecated alias). */
   list(): Array<{ name: string; description: string }> {
     return [...this.drivers.entries()].map(([name, d]) => ({
       name,
-      description: ProviderAliases[name] ? `Alias of ${d.description.replace(/^The /, 'the ')}` : d.description,
+      description: ProviderAliases[name] ? `Deprecated alias of ${d.description.replace(/^The /, 'the ')}` : d.description,
     }));
   }
 

@@ -45,7 +45,7 @@ async function createListener(lbId: string, body: Record<string, unknown>) {
 const status = async (table: 'load_balancer' | 'listener' | 'pool', id: string) =>
   (await h.runtime.db.kysely.selectFrom(table).select('provisioning_status').where('id', '=', id).executeTakeFirstOrThrow()).provisioning_status;
 
-test('create renders every default, locks the LB, then settles ACTIVE/ONLINE', async () => {
+test('create renders every default, locks the LB, then settles ACTIVE (OFFLINE under noop)', async () => {
   const lbId = await activeLb();
   const r = await h.request('POST', '/v2/lbaas/listeners', { body: { listener: { loadbalancer_id: lbId, protocol: 'HTTP', protocol_port: '80', tags: ['t'] } }, as: memberA });
   assert.equal(r.statusCode, 201, r.body);
@@ -81,7 +81,7 @@ test('create renders every default, locks the LB, then settles ACTIVE/ONLINE', a
   assert.equal(await h.settled(lbId), 'ACTIVE');
   const got = (await h.request('GET', `/v2.0/lbaas/listeners/${l.id}`, { as: memberA })).json().listener;
   assert.equal(got.provisioning_status, 'ACTIVE');
-  assert.equal(got.operating_status, 'ONLINE');
+  assert.equal(got.operating_status, 'OFFLINE', 'noop: nothing reports health');
   const lb = (await h.request('GET', `/v2/lbaas/loadbalancers/${lbId}`, { as: memberA })).json().loadbalancer;
   assert.deepEqual(lb.listeners, [{ id: l.id }]);
 });

@@ -15,7 +15,7 @@ async function createLb(body: Record<string, unknown> = {}, as = memberA) {
   return r.json().loadbalancer;
 }
 
-test('create returns the full form in PENDING_CREATE, then the worker makes it ACTIVE/ONLINE', async () => {
+test('create returns the full form in PENDING_CREATE, then the worker makes it ACTIVE (OFFLINE under noop)', async () => {
   const lb = await createLb({ name: 'web', tags: ['a', 'b'] });
   assert.equal(lb.provisioning_status, 'PENDING_CREATE');
   assert.equal(lb.operating_status, 'OFFLINE');
@@ -31,7 +31,7 @@ test('create returns the full form in PENDING_CREATE, then the worker makes it A
   assert.equal(await h.settled(lb.id), 'ACTIVE');
   const got = (await h.request('GET', `/v2.0/lbaas/loadbalancers/${lb.id}`, { as: memberA })).json().loadbalancer;
   assert.equal(got.provisioning_status, 'ACTIVE');
-  assert.equal(got.operating_status, 'ONLINE');
+  assert.equal(got.operating_status, 'OFFLINE', 'noop: nothing reports health, as with Octavia\'s no-op drivers');
   assert.deepEqual(got.tags, ['a', 'b']);
 });
 
@@ -152,7 +152,7 @@ test('status tree, stats and trace of a load balancer', async () => {
   const lb = await createLb({ name: 'st' });
   await h.settled(lb.id);
   const s = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}/status`, { as: memberA })).json();
-  assert.deepEqual(s, { statuses: { loadbalancer: { id: lb.id, name: 'st', operating_status: 'ONLINE', provisioning_status: 'ACTIVE', listeners: [] } } });
+  assert.deepEqual(s, { statuses: { loadbalancer: { id: lb.id, name: 'st', operating_status: 'OFFLINE', provisioning_status: 'ACTIVE', listeners: [] } } });
   const stats = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}/stats`, { as: memberA })).json();
   assert.deepEqual(stats, { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } });
   const trace = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}/trace`, { as: memberA })).json().trace;

@@ -32,6 +32,8 @@ test('policy target: missing or conflicting targets are refused', () => {
 test('redirect URL grammar', () => {
   for (const ok of ['http://a', 'https://www.example.com/x?y=1#z', 'http://user:pw@[::1]:8080/', 'HTTP://A.EXAMPLE']) assert.ok(isRedirectUrl(ok), ok);
   for (const bad of ['bad-url', 'ftp://a', 'http://', 'http://a b', 'http://a/\r\nx', '/relative']) assert.ok(!isRedirectUrl(bad), bad);
+  for (const port of ['1', '80', '65535', '']) assert.ok(isRedirectUrl(`http://a:${port}/x`), port);
+  for (const port of ['65536', '99999', '123456', '000000065536', '9'.repeat(400)]) assert.ok(!isRedirectUrl(`https://a.example:${port}/x`), port);
 });
 
 test('policy update: the patch is sanitized alone, then laid over the stored policy', () => {

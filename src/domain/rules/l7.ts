@@ -23,11 +23,14 @@ const invalidArgs = (msg: string) => apiError('L7POLICY_INVALID_ARGS', msg);
 
 // Control characters and spaces would end up verbatim in proxy configs (Octavia refuses them too).
 const URL_FORBIDDEN_CHARS = /[\x00-\x20\x7f-\x9f]/;
-const HTTP_URL = /^https?:\/\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:%]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?(?:[/?#].*)?$/i;
+const HTTP_URL = /^https?:\/\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:%]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(?<port>\d*))?(?:[/?#].*)?$/i;
+const MAX_PORT = 65535;
 
-/** Octavia's URLType: an http(s) URL with a host. */
+/** Octavia's URLType: an http(s) URL with a host, and a port a socket could have. */
 export function isRedirectUrl(value: string): boolean {
-  return !URL_FORBIDDEN_CHARS.test(value) && HTTP_URL.test(value);
+  const url = URL_FORBIDDEN_CHARS.test(value) ? null : HTTP_URL.exec(value);
+  const port = url?.groups?.port;
+  return url !== null && (!port || Number(port) <= MAX_PORT);
 }
 
 function checkRedirectUrl(field: string, value: string | null | undefined): void {

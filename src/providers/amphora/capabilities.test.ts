@@ -92,7 +92,7 @@ test('Python reprs as jsonschema prints them', () => {
 test('the API lists amphora and its alias, with the amphora capabilities', async () => {
   const providers = (await h.request('GET', '/v2/lbaas/providers', { as: memberA })).json().providers;
   assert.deepEqual(providers.map((p: { name: string }) => p.name), ['noop', 'amphora', 'octavia']);
-  assert.match(providers[2].description, /^Alias of the Ostia amphora driver/);
+  assert.match(providers[2].description, /^Deprecated alias of the Octavia Amphora driver\./);
   const caps = (await h.request('GET', '/v2/lbaas/providers/amphora/flavor_capabilities', { as: admin })).json().flavor_capabilities;
   assert.deepEqual(caps.map((c: { name: string }) => c.name), ['loadbalancer_topology', 'compute_flavor', 'amp_image_tag', 'sriov_vip', 'allow_member_sriov']);
   const zones = (await h.request('GET', '/v2/lbaas/providers/amphora/availability_zone_capabilities', { as: admin })).json().availability_zone_capabilities;

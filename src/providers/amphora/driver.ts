@@ -7,7 +7,8 @@ import {
 import type { AmphoraDepsLoader } from './deps.js';
 import { amphoraFlows } from './flows.js';
 
-const DESCRIPTION = 'The Ostia amphora driver: HAProxy amphorae with a management agent, on this machine.';
+/** Octavia's text for its amphora provider (octavia/common/config.py, enabled_provider_drivers). */
+export const AMPHORA_DESCRIPTION = 'The Octavia Amphora driver.';
 /** Appended under compute.driver noop, so no client is told a data plane exists. No comma: tools split descriptions on commas. */
 export const NOOP_COMPUTE_DESCRIPTION_SUFFIX = ' (test mode: no-op compute and amphora drivers; no data plane)';
 
@@ -15,7 +16,7 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
   const noop = compute === 'noop';
   return {
     name: PROVIDER,
-    description: DESCRIPTION + (noop ? NOOP_COMPUTE_DESCRIPTION_SUFFIX : ''),
+    description: AMPHORA_DESCRIPTION + (noop ? NOOP_COMPUTE_DESCRIPTION_SUFFIX : ''),
     flavorCapabilities: () => amphoraFlavorCapabilities,
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
     validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: noop }),

@@ -15,6 +15,7 @@ import type { Step, StepContext } from '../../controller/flow.js';
 import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../controller/consumers.js';
 import type { ListenerTable } from '../../db/schema.js';
 import { readCertificate } from '../../keymanager/tls-material.js';
+import { timestamp } from '../../domain/time.js';
 import { servedCertificateRefs } from './config-builder.js';
 import type { AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { inService, pushToAmphorae } from './steps.js';
@@ -74,7 +75,7 @@ async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listen
   await pushToAmphorae(ctx, deps, await inService(ctx));
   const again = await verify(vip, deps, { ...listener, ...previous }, null, window);
   if (again) throw new Error(`${why}; the previous certificates are not served either: ${again}`);
-  await ctx.db.kysely.updateTable('listener').set({ provisioning_status: 'ERROR' }).where('id', '=', listener.id).execute();
+  await ctx.db.kysely.updateTable('listener').set({ provisioning_status: 'ERROR', updated_at: timestamp() }).where('id', '=', listener.id).execute();
 }
 
 export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WINDOW_MS): Step {

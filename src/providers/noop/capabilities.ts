@@ -1,19 +1,19 @@
-/** noop accepts every option the API accepts: it is the reference for API-only tests. */
+/**
+ * noop accepts every option the API accepts: it is the reference for API-only tests. Like
+ * Octavia's no-op driver (octavia/api/drivers/noop_driver/driver.py) it takes any flavor and
+ * availability zone metadata, and lists the same capabilities with the same words.
+ */
 import type { Capability, ProviderChecks } from '../driver.js';
-import { apiError } from '../../domain/errors.js';
 
 export const noopFlavorCapabilities: readonly Capability[] = [
-  { name: 'loadbalancer_topology', description: 'Accepted and ignored: noop builds no data plane.' },
+  { name: 'amp_image_tag', description: 'The glance image tag to use for this load balancer.' },
+];
+
+export const noopAvailabilityZoneCapabilities: readonly Capability[] = [
+  { name: 'compute_zone', description: 'The compute availability zone to use for this loadbalancer.' },
 ];
 
 export const noopChecks: ProviderChecks = {};
 
-/** Flavor and AZ data must name only keys noop knows, so typos surface at once. */
-export function validateNoopData(kind: string) {
-  const known = new Set(noopFlavorCapabilities.map((c) => c.name));
-  return (data: Record<string, unknown>): void => {
-    const extra = Object.keys(data).filter((k) => kind !== 'flavor' || !known.has(k));
-    if (extra.length)
-      throw apiError('PROVIDER_UNSUPPORTED_OPTION', 'noop', `Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length > 1 ? 'were' : 'was'} unexpected)`);
-  };
-}
+/** Octavia's no-op driver records the metadata and refuses none of it. */
+export function acceptAnyData(_data: Record<string, unknown>): void {}
