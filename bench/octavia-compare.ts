@@ -30,7 +30,8 @@ normalised away. Exit code 0 whatever differs.
                        http://127.0.0.1:19877)
   --start-octavia DIR  when nothing answers at the Octavia URL, start it with DIR/octavia-baseline.sh
                        (setup when needed, start) plus a second uwsgi API with auth_strategy = testing on
-                       API_PORT+1 (env OCT, API_PORT as the script reads them)
+                       the --octavia URL's port (env OCT, API_PORT as the script reads them; it
+                       leaves OCT/run/uwsgi-testing-PORT.pid, stop it with kill)
   --ostia URL          Ostia API in identity mode testing; without it the bench starts \`ostia up\` from this
                        checkout with ostiaConfig() below and stops it afterwards
   --octavia-noop NAME  Octavia's no-op provider name (default noop_driver)
@@ -527,8 +528,9 @@ async function startOctavia(dir: string, url: string, progress: (m: string) => v
   if (!(await answers(`http://127.0.0.1:${apiPort}`))) run('start');
   writeFileSync(join(oct, 'etc', 'testing.conf'), '[api_settings]\nauth_strategy = testing\n');
   const port = new URL(url).port || String(apiPort + 1);
+  const ini = join(oct, 'etc', `octavia-api-uwsgi-testing-${port}.ini`);
   writeFileSync(
-    join(oct, 'etc', 'octavia-api-uwsgi-testing.ini'),
+    ini,
     [
       '[uwsgi]',
       `http-socket = 127.0.0.1:${port}`,
@@ -544,14 +546,14 @@ async function startOctavia(dir: string, url: string, progress: (m: string) => v
       'threads = 8',
       'name = octavia-api-testing',
       `chdir = ${oct}`,
-      `logto = ${oct}/log/octavia-api-uwsgi-testing.log`,
+      `logto = ${oct}/log/octavia-api-uwsgi-testing-${port}.log`,
       'disable-logging = true',
-      `pidfile = ${oct}/run/uwsgi-testing.pid`,
+      `pidfile = ${oct}/run/uwsgi-testing-${port}.pid`,
       '',
     ].join('\n'),
   );
   progress(`starting the testing-mode Octavia API on port ${port}`);
-  spawnSync('bash', ['-c', `setsid nohup /usr/bin/uwsgi --ini ${oct}/etc/octavia-api-uwsgi-testing.ini > ${oct}/log/uwsgi-testing.out 2>&1 < /dev/null &`]);
+  spawnSync('bash', ['-c', `setsid nohup /usr/bin/uwsgi --ini ${ini} > ${oct}/log/uwsgi-testing-${port}.out 2>&1 < /dev/null &`]);
   const deadline = Date.now() + 180_000;
   while (!(await answers(url))) {
     if (Date.now() > deadline) throw new Error(`the testing-mode Octavia API at ${url} did not answer within 180 s`);
