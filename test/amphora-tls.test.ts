@@ -235,7 +235,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).provisioning_status, 'ACTIVE');
   }
 
-  it('replaces the default certificate with one for another name: served without SNI and for its name, ACTIVE', { timeout: 120_000 }, async () => {
+  it('replaces the default certificate with one for another name: served without SNI and for its name, ACTIVE', { timeout: 180_000 }, async () => {
+    // www2 and api become other, www2 and api: a reload (one slot more).
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--wait', String(https.id)]);
     await assertSettled();
     assert.equal((await show(DEMO, ['loadbalancer', 'listener', 'show', String(https.id)])).default_tls_container_ref, refs.other);
@@ -245,17 +246,26 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     const other = await curl('other.example.com', httpsPort);
     assert.equal(other.code, 0, other.body);
     assert.match(other.body, /^tls-member-[ab]$/);
+    // other replaced by www in the same slot: swapped at runtime, and other.example.com is no longer indexed.
+    const workersBefore = processesUnder(amphoraRoot()).sort();
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.www!, '--wait', String(https.id)]);
+    await assertSettled();
+    assert.deepEqual(processesUnder(amphoraRoot()).sort(), workersBefore, 'swapped at runtime, not reloaded');
+    assert.deepEqual(await servedFor([null, 'other.example.com', 'api.example.com']), [fingerprint(certs.www!), fingerprint(certs.www!), fingerprint(certs.api!)]);
+    assert.equal((await curl('other.example.com', httpsPort)).code, 60, 'other.example.com is no longer served with its certificate');
   });
 
   it('replaces and removes SNI certificates: each name the certificate that now covers it, names no longer covered the default', { timeout: 180_000 }, async () => {
-    // www2 and api replaced by www alone (a reload: one slot fewer).
-    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--sni-container-refs', refs.www!, '--wait', String(https.id)]);
+    // Back to other by default; www2 and api replaced by www alone (a reload: one slot fewer).
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--sni-container-refs', refs.www!, '--wait', String(https.id)]);
     await assertSettled();
     assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.other!), fingerprint(certs.www!), fingerprint(certs.other!)]);
     assert.equal((await curl('api.example.com', httpsPort)).code, 60, 'api.example.com is no longer served with its certificate');
     // www replaced by api in the same slot (swapped at runtime).
+    const workersBefore = processesUnder(amphoraRoot()).sort();
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--sni-container-refs', refs.api!, '--wait', String(https.id)]);
     await assertSettled();
+    assert.deepEqual(processesUnder(amphoraRoot()).sort(), workersBefore, 'swapped at runtime, not reloaded');
     assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.api!)]);
     // Every SNI certificate removed.
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'unset', '--sni-container-refs', '--wait', String(https.id)]);
