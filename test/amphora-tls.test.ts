@@ -4,14 +4,16 @@
  * listeners and pools through python3-octaviaclient). SNI for two names checked with
  * `curl --resolve`; mutual TLS with accepted and rejected clients and the X-SSL headers;
  * re-encryption to HTTPS members that demand the load balancer's client certificate; renewal
- * in place under load with no failed request and no reload; a rollback when the new
- * certificate is wrong; the cross-project refusals; keys owner-only on the amphora.
+ * in place under load with no failed request and no reload; certificates replaced by ones for
+ * other names and SNI certificates removed; a rollback when the VIP does not apply a change;
+ * the cross-project refusals; keys owner-only on the amphora.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer as createNetServer } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,22 +223,82 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.equal(renewed.default_tls_container_ref, refs.www2);
   });
 
-  it('rolls back a certificate that does not serve the names the listener served, and says why', { timeout: 120_000 }, async () => {
-    const r = await cli.run(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--sni-container-refs', refs.other!, refs.api!, '--wait', String(https.id)]);
-    assert.notEqual(r.code, 0, 'the CLI waits for ACTIVE and sees ERROR');
+  /** What the VIP serves for each server name (null: no SNI), as fingerprints. */
+  async function servedFor(names: (string | null)[]): Promise<(string | null)[]> {
+    return Promise.all(names.map((name) => servedFingerprint(vip, httpsPort, name, AbortSignal.timeout(10_000))));
+  }
+
+  /** Both the listener and its load balancer ACTIVE, the listener without a status_reason. */
+  async function assertSettled(): Promise<void> {
+    const listener = await apiListener(String(https.id));
+    assert.deepEqual([listener.provisioning_status, listener.status_reason], ['ACTIVE', null]);
+    assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).provisioning_status, 'ACTIVE');
+  }
+
+  it('replaces the default certificate with one for another name: served without SNI and for its name, ACTIVE', { timeout: 180_000 }, async () => {
+    // www2 and api become other, www2 and api: a reload (one slot more).
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--wait', String(https.id)]);
+    await assertSettled();
+    assert.equal((await show(DEMO, ['loadbalancer', 'listener', 'show', String(https.id)])).default_tls_container_ref, refs.other);
+    assert.deepEqual(await servedFor([null, 'other.example.com', 'unknown.example.org', 'www.example.com', 'api.example.com']), [
+      fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.www2!), fingerprint(certs.api!),
+    ]);
+    const other = await curl('other.example.com', httpsPort);
+    assert.equal(other.code, 0, other.body);
+    assert.match(other.body, /^tls-member-[ab]$/);
+    // other replaced by www in the same slot: swapped at runtime, and other.example.com is no longer indexed.
+    const workersBefore = processesUnder(amphoraRoot()).sort();
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.www!, '--wait', String(https.id)]);
+    await assertSettled();
+    assert.deepEqual(processesUnder(amphoraRoot()).sort(), workersBefore, 'swapped at runtime, not reloaded');
+    assert.deepEqual(await servedFor([null, 'other.example.com', 'api.example.com']), [fingerprint(certs.www!), fingerprint(certs.www!), fingerprint(certs.api!)]);
+    assert.equal((await curl('other.example.com', httpsPort)).code, 60, 'other.example.com is no longer served with its certificate');
+  });
+
+  it('replaces and removes SNI certificates: each name the certificate that now covers it, names no longer covered the default', { timeout: 180_000 }, async () => {
+    // Back to other by default; www2 and api replaced by www alone (a reload: one slot fewer).
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--sni-container-refs', refs.www!, '--wait', String(https.id)]);
+    await assertSettled();
+    assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.other!), fingerprint(certs.www!), fingerprint(certs.other!)]);
+    assert.equal((await curl('api.example.com', httpsPort)).code, 60, 'api.example.com is no longer served with its certificate');
+    // www replaced by api in the same slot (swapped at runtime).
+    const workersBefore = processesUnder(amphoraRoot()).sort();
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--sni-container-refs', refs.api!, '--wait', String(https.id)]);
+    await assertSettled();
+    assert.deepEqual(processesUnder(amphoraRoot()).sort(), workersBefore, 'swapped at runtime, not reloaded');
+    assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.api!)]);
+    // Every SNI certificate removed.
+    await cli.ok(DEMO, ['loadbalancer', 'listener', 'unset', '--sni-container-refs', '--wait', String(https.id)]);
+    await assertSettled();
+    assert.deepEqual((await show(DEMO, ['loadbalancer', 'listener', 'show', String(https.id)])).sni_container_refs, []);
+    assert.deepEqual(await servedFor([null, 'api.example.com', 'other.example.com']), [fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.other!)]);
+  });
+
+  it('rolls back a change the VIP does not apply, and says why', { timeout: 120_000 }, async () => {
+    const [amphora] = readdirSync(amphoraRoot());
+    // The agent swaps the default certificate through HAProxy's stats socket: an impostor there
+    // reports the swap done while HAProxy goes on serving the certificate it had.
+    const impostor = await swallowCertificateSwaps(join(amphoraRoot(), amphora!, 'haproxy.sock'));
+    try {
+      const r = await cli.run(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.www!, '--wait', String(https.id)]);
+      assert.notEqual(r.code, 0, 'the CLI waits for ACTIVE and sees ERROR');
+      assert.ok(impostor.swallowed() > 0, 'the swap went to the impostor');
+    } finally {
+      await impostor.close();
+    }
     const shown = await show(DEMO, ['loadbalancer', 'listener', 'show', String(https.id)]);
     assert.equal(shown.provisioning_status, 'ERROR');
-    assert.equal(shown.default_tls_container_ref, refs.www2, 'the previous reference is back');
-    assert.match(String((await apiListener(String(https.id))).status_reason), /^certificate change rolled back: listener .* for www\.example\.com .*no new one covers/);
+    assert.equal(shown.default_tls_container_ref, refs.other, 'the previous reference is back');
+    assert.match(
+      String((await apiListener(String(https.id))).status_reason),
+      new RegExp(`^certificate change rolled back: listener .* without a server name served the certificate with SHA-256 fingerprint ${fingerprint(certs.other!)}, expected the default certificate `),
+    );
     assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).provisioning_status, 'ACTIVE');
-    const www = await curl('www.example.com', httpsPort);
-    assert.equal(www.code, 0, www.body);
-    assert.equal(await servedFingerprint(vip, httpsPort, 'www.example.com', AbortSignal.timeout(5000)), fingerprint(certs.www2!));
-    // A listener in ERROR takes the next update: the right certificate goes through.
+    assert.deepEqual(await servedFor([null]), [fingerprint(certs.other!)]);
+    // A listener in ERROR takes the next update, which the VIP applies.
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.www!, '--sni-container-refs', refs.www!, refs.api!, '--wait', String(https.id)]);
-    const fixed = await show(DEMO, ['loadbalancer', 'listener', 'show', String(https.id)]);
-    assert.equal(fixed.provisioning_status, 'ACTIVE');
-    assert.equal((await apiListener(String(https.id))).status_reason, null);
+    await assertSettled();
+    assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.www!), fingerprint(certs.www!), fingerprint(certs.api!)]);
   });
 
   it('adds Strict-Transport-Security when HSTS is set through the API', { timeout: 60_000 }, async () => {
@@ -277,6 +339,43 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.deepEqual(processesUnder(amphoraRoot()), []);
   });
 });
+
+/**
+ * Stands between an amphora agent and its HAProxy's stats socket: HAProxy's socket is moved
+ * aside (a bound unix socket answers under its new name), and one at its path forwards every
+ * command but certificate transactions, which it answers as HAProxy does when they succeed.
+ * Closing puts HAProxy's socket back.
+ */
+async function swallowCertificateSwaps(socketPath: string) {
+  const real = `${socketPath}.real`;
+  renameSync(socketPath, real);
+  let swallowed = 0;
+  const server = createNetServer((client) => {
+    const chunks: Buffer[] = [];
+    client.on('data', (chunk) => chunks.push(chunk));
+    client.on('error', () => client.destroy());
+    client.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const swap = /^(set|commit) ssl cert (\S+)/.exec(text);
+      if (swap) {
+        swallowed++;
+        client.end(swap[1] === 'set' ? `Transaction created for certificate ${swap[2]}!\n` : `Committing ${swap[2]}\nSuccess!\n`);
+        return;
+      }
+      const haproxy = createConnection(real, () => haproxy.end(text));
+      haproxy.pipe(client);
+      haproxy.on('error', () => client.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    swallowed: () => swallowed,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      renameSync(real, socketPath);
+    },
+  };
+}
 
 /**
  * New-connection HTTPS requests to `vip:port` for `host`, a few at a time, until stopped (or

@@ -4,8 +4,9 @@
  * certificates it should (./tls-expectations.ts), for each server name. Only then does the
  * job go on to mark the listener ACTIVE.
  *
- * When a changed listener serves the wrong certificate, its previous references (kept in the
- * job's payload, and still registered as consumers) are put back, pushed and verified in turn;
+ * When a changed listener does not serve the certificates it now references (whatever names
+ * they have), its previous references (kept in the job's payload, and still registered as
+ * consumers) are put back, pushed and verified in turn;
  * the listener ends in ERROR with the reason in its status_reason, the load balancer ACTIVE,
  * and clients keep the certificate they had. A new listener has nothing to go back to: its
  * job fails.
@@ -61,7 +62,11 @@ async function runProbe(vip: string, listener: Listener, probe: Probe, window: P
   }
 }
 
-/** Null when `listener` serves what `columns` name, else the first reason it does not. */
+/**
+ * Null when `listener` serves what its columns name, else the first reason it does not.
+ * `previous` are the references it had before, if they changed: names only they covered must
+ * now get the default certificate.
+ */
 async function verify(vip: string, deps: AmphoraDeps, listener: Listener, previous: ListenerRefColumns | null, window: ProbeWindow): Promise<string | null> {
   const [served, before] = await Promise.all([servedBy(deps, listener), previous ? servedBy(deps, previous) : null]);
   const failures = await Promise.all(probesFor(served, before).map((probe) => runProbe(vip, listener, probe, window)));
@@ -73,7 +78,7 @@ async function rollBack(ctx: StepContext, deps: AmphoraDeps, vip: string, listen
   ctx.log.warn({ listener: listener.id, reason }, 'the new certificate is not served as it should be; putting the previous one back');
   await ctx.db.kysely.updateTable('listener').set({ ...previous, status_reason: why }).where('id', '=', listener.id).execute();
   await pushToAmphorae(ctx, deps, await inService(ctx));
-  const again = await verify(vip, deps, { ...listener, ...previous }, null, window);
+  const again = await verify(vip, deps, { ...listener, ...previous }, listener, window);
   if (again) throw new Error(`${why}; the previous certificates are not served either: ${again}`);
   await ctx.db.kysely.updateTable('listener').set({ provisioning_status: 'ERROR', updated_at: timestamp() }).where('id', '=', listener.id).execute();
 }
