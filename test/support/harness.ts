@@ -15,6 +15,9 @@ import { freshPostgresDatabase } from './postgres.js';
 export const PROJECT_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 export const PROJECT_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 
+/** The user id every harness caller has. */
+export const HARNESS_USER = 'u-test';
+
 export interface Caller {
   project?: string;
   roles?: string[];
@@ -53,6 +56,8 @@ export async function startHarness(overrides: unknown = {}): Promise<Harness> {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (as.project) headers['x-project-id'] = as.project;
       if (as.roles) headers['x-roles'] = as.roles.join(',');
+      // Every caller is one user (key manager ACLs name it); `as: {}` sends no identity at all.
+      if (as.project || as.roles) headers['x-user-id'] = HARNESS_USER;
       return runtime.app!.inject({ method: method as 'GET', url, headers, ...(opts.body === undefined ? {} : { payload: opts.body as object }) });
     },
     async settled(lbId) {
