@@ -4,6 +4,8 @@ import { PolicyModes, type PolicyMode, type RequestContext } from '../domain/con
 import { isApiError } from '../domain/errors.js';
 import { allowed, authorize, canSeeAllProjects, type Action, type Resource } from './policy.js';
 import { ROLE_TABLE, type Grant } from '../../test/support/role-table.js';
+import { defaultConfig, ADMIN_PROJECT_ID, ALT_PROJECT_ID, DEMO_PROJECT_ID } from '../config.js';
+import { Directory } from './directory.js';
 
 const OWN = 'project-own';
 const FOREIGN = 'project-foreign';
@@ -176,4 +178,29 @@ test("authorize throws Octavia's 403", () => {
     () => authorize(ctx(['member']), 'loadbalancer', 'post', OWN),
     (e: unknown) => isApiError(e) && e.status === 403 && e.message === 'Policy does not allow this request to be performed.',
   );
+});
+
+test("the embedded Keystone's users (clouds.yaml) can do what their names say under every policy mode", () => {
+  const identity = defaultConfig('/tmp/ostia-test').identity;
+  const dir = new Directory(identity);
+  const as = (name: string, project: string, policy: PolicyMode): RequestContext => {
+    const user = dir.userByName(name, {})!;
+    return { userId: user.id, userName: name, projectId: project, roles: dir.rolesOn(user.id, project), isAdmin: false, policy };
+  };
+  for (const mode of PolicyModes) {
+    const demo = as('demo', DEMO_PROJECT_ID, mode);
+    const reader = as('demo-reader', DEMO_PROJECT_ID, mode);
+    const alt = as('alt', ALT_PROJECT_ID, mode);
+    const admin = as('admin', ADMIN_PROJECT_ID, mode);
+    for (const who of [demo, alt]) {
+      assert.equal(allowed(who, 'loadbalancer', 'post', who.projectId), true, `${mode} ${who.userName}`);
+      assert.equal(allowed(who, 'provider', 'get_all'), true, `${mode} ${who.userName}`);
+    }
+    assert.equal(allowed(demo, 'loadbalancer', 'get_one', ALT_PROJECT_ID), false, mode);
+    assert.equal(allowed(reader, 'loadbalancer', 'get_one', DEMO_PROJECT_ID), true, mode);
+    assert.equal(allowed(reader, 'flavor', 'get_all'), true, mode);
+    assert.equal(allowed(admin, 'loadbalancer', 'delete', DEMO_PROJECT_ID), true, mode);
+    assert.equal(allowed(admin, 'amphora', 'get_all'), true, mode);
+    if (mode !== 'owner_or_admin') assert.equal(allowed(reader, 'loadbalancer', 'post', DEMO_PROJECT_ID), false, mode);
+  }
 });
