@@ -184,7 +184,7 @@ test("the embedded Keystone's users (clouds.yaml) can do what their names say un
   const identity = defaultConfig('/tmp/ostia-test').identity;
   const dir = new Directory(identity);
   const as = (name: string, project: string, policy: PolicyMode): RequestContext => {
-    const user = dir.userByName(name, {})!;
+    const user = dir.userByName(name, { name: 'Default' })!;
     return { userId: user.id, userName: name, projectId: project, roles: dir.rolesOn(user.id, project), isAdmin: false, policy };
   };
   for (const mode of PolicyModes) {
