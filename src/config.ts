@@ -11,6 +11,7 @@ import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
 import { parseHostPort } from './domain/net.js';
+import { PolicyModes } from './domain/context.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
 const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
@@ -68,9 +69,12 @@ const ConfigSchema = Closed({
     allowTerminatedHttps: Type.Boolean(),
     allowPrometheusListeners: Type.Boolean(),
     allowPingHealthMonitors: Type.Boolean(),
+    /** Which of Octavia's RBAC policies applies (src/identity/policy.ts); ignored under noauth, where every caller is admin. */
+    policy: Type.Union(PolicyModes.map((m) => Type.Literal(m))),
   }),
   identity: Closed({
-    mode: Type.Union([Type.Literal('embedded'), Type.Literal('external'), Type.Literal('noauth')]),
+    /** testing: Octavia's auth_strategy of that name, the caller's project and roles taken from headers; for tests only. */
+    mode: Type.Union([Type.Literal('embedded'), Type.Literal('external'), Type.Literal('noauth'), Type.Literal('testing')]),
     region: Type.String(),
     /** Signs embedded tokens; every api process of a deployment must share it. */
     tokenSecret: Type.String(),
@@ -198,6 +202,7 @@ export function defaultConfig(dataDir: string): Config {
       allowTerminatedHttps: true,
       allowPrometheusListeners: true,
       allowPingHealthMonitors: true,
+      policy: 'advanced',
     },
     identity: {
       mode: 'embedded',
@@ -211,9 +216,9 @@ export function defaultConfig(dataDir: string): Config {
       ],
       users: [
         { id: 'a0000000000000000000000000000001', name: 'admin', password: 'secret', roles: { admin: ['admin', 'member', 'reader'] } },
-        { id: 'a0000000000000000000000000000002', name: 'demo', password: 'secret', roles: { demo: ['member', 'reader'] } },
-        { id: 'a0000000000000000000000000000003', name: 'demo-reader', password: 'secret', roles: { demo: ['reader'] } },
-        { id: 'a0000000000000000000000000000004', name: 'alt', password: 'secret', roles: { alt: ['member', 'reader'] } },
+        { id: 'a0000000000000000000000000000002', name: 'demo', password: 'secret', roles: { demo: ['member', 'reader', 'load-balancer_member'] } },
+        { id: 'a0000000000000000000000000000003', name: 'demo-reader', password: 'secret', roles: { demo: ['reader', 'load-balancer_observer'] } },
+        { id: 'a0000000000000000000000000000004', name: 'alt', password: 'secret', roles: { alt: ['member', 'reader', 'load-balancer_member'] } },
       ],
       external: { authUrl: '', username: '', password: '', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default', cacheSeconds: 300 },
     },

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-process.js';
+import { keystoneToken, repoRoot, startOstia, startOstiaServer } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../config.js';
 
@@ -96,6 +96,23 @@ test('up --json --port 0 announces the real URL, serves the version document and
     assert.equal(list.status, 200);
   } finally {
     await second.stop();
+  }
+});
+
+test("up --config with identity.mode testing: warns that anyone can claim any role, and judges header identities by the policy", async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'testing.yaml');
+  writeFileSync(file, JSON.stringify({ ...NOOP_PROVIDERS, identity: { mode: 'testing' } }));
+  const server = await startOstiaServer({ extraArgs: ['--config', file] });
+  try {
+    assert.match(server.logTail(), /"level":40.*identity\.mode is 'testing'.*anyone can claim any role/);
+    const list = (headers: Record<string, string>) => fetch(`${server.url}/v2/lbaas/loadbalancers`, { headers });
+    assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'load-balancer_member' })).status, 200);
+    assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'member' })).status, 403);
+    assert.equal((await list({})).status, 403);
+  } finally {
+    await server.stop();
   }
 });
 

@@ -51,6 +51,8 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
   const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
+  if (roles.api && config.identity.mode === 'testing')
+    log.warn("identity.mode is 'testing': callers name their own project and roles in X-Project-Id and X-Roles, so anyone can claim any role; never use it outside tests");
   const runtime = await openRuntime(config, roles, log);
   let url: string | undefined;
   try {

@@ -24,7 +24,7 @@ test('password by name and domain, project scope by name and domain', () => {
   const { issued, user, project } = grantToken(password(byName, demoScope), dir, tokens);
   assert.equal(user.id, DEMO);
   assert.equal(project?.id, DEMO_PROJECT_ID);
-  assert.deepEqual(issued.roles, ['member', 'reader']);
+  assert.deepEqual(issued.roles, ['member', 'reader', 'load-balancer_member']);
   assert.deepEqual(issued.methods, ['password']);
   assert.equal(tokens.verify(issued.token)?.projectId, DEMO_PROJECT_ID);
 });

@@ -23,6 +23,7 @@ test('embedded: our token in X-Auth-Token becomes the caller', async () => {
     projectId: DEMO_PROJECT_ID,
     roles: ['member', 'reader'],
     isAdmin: false,
+    policy: 'advanced',
   });
 });
 
@@ -55,7 +56,24 @@ test('noauth: identity from headers, every caller an admin', async () => {
     projectId: 'p1',
     roles: ['member', 'reader'],
     isAdmin: true,
+    policy: 'advanced',
   });
   assert.equal((await authenticate({ 'x-tenant-id': 'p2' })).projectId, 'p2');
-  assert.deepEqual(await authenticate({}), { userId: null, userName: null, projectId: null, roles: [], isAdmin: true });
+  assert.deepEqual(await authenticate({}), { userId: null, userName: null, projectId: null, roles: [], isAdmin: true, policy: 'advanced' });
+});
+
+test('testing: identity from headers, judged by the policy (no caller is an admin by mode)', async () => {
+  const config = configFor('testing');
+  const authenticate = createAuthenticator({ ...config, api: { ...config.api, policy: 'owner_or_admin' } });
+  assert.deepEqual(await authenticate({ 'x-auth-token': 'ignored', 'x-project-id': 'p1', 'x-user-id': 'u1', 'x-roles': 'load-balancer_member,reader' }), {
+    userId: 'u1',
+    userName: null,
+    projectId: 'p1',
+    roles: ['load-balancer_member', 'reader'],
+    isAdmin: false,
+    policy: 'owner_or_admin',
+  });
+  assert.equal((await authenticate({ 'x-tenant-id': 'p2' })).projectId, 'p2');
+  // No headers at all is still a caller, one the policy refuses (403), as Octavia's testing strategy does.
+  assert.deepEqual(await authenticate({}), { userId: null, userName: null, projectId: null, roles: [], isAdmin: false, policy: 'owner_or_admin' });
 });

@@ -2,10 +2,13 @@
  * Turns a request's headers into its caller, per `identity.mode`:
  * - embedded: our own signed token in X-Auth-Token;
  * - external: a real Keystone's token, validated like keystonemiddleware does;
- * - noauth: Octavia's noauth strategy, identity taken from headers and every caller an admin.
+ * - noauth: Octavia's noauth strategy, identity taken from headers and every caller an admin;
+ * - testing: Octavia's testing strategy, identity taken from headers (anyone may claim any
+ *   role) and judged by the policy: for tests and side-by-side comparisons only.
+ * Every caller is then judged by the policy `api.policy` names.
  */
 import type { Config } from '../config.js';
-import type { RequestContext } from '../domain/context.js';
+import type { Caller, RequestContext } from '../domain/context.js';
 import { apiError } from '../domain/errors.js';
 import { Directory } from './directory.js';
 import { ExternalKeystone, type ExternalKeystoneDeps } from './external.js';
@@ -26,17 +29,31 @@ function header(headers: RequestHeaders, name: string): string | undefined {
   return (Array.isArray(v) ? v[0] : v) || undefined;
 }
 
+/** The identity headers keystonemiddleware would set, read as oslo.context's from_environ reads them. */
+function headerCaller(headers: RequestHeaders, isAdmin: boolean): Caller {
+  return {
+    userId: header(headers, 'x-user-id') ?? null,
+    userName: header(headers, 'x-user-name') ?? null,
+    projectId: header(headers, 'x-project-id') ?? header(headers, 'x-tenant-id') ?? null,
+    roles: (header(headers, 'x-roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean),
+    isAdmin,
+  };
+}
+
 export function createAuthenticator(config: Config, deps: AuthenticatorDeps = {}): Authenticator {
+  const identify = identifier(config, deps);
+  const policy = config.api.policy;
+  return async (headers) => ({ ...(await identify(headers)), policy });
+}
+
+function identifier(config: Config, deps: AuthenticatorDeps): (headers: RequestHeaders) => Promise<Caller> {
   const identity = config.identity;
   switch (identity.mode) {
     case 'noauth':
-      return async (headers) => ({
-        userId: header(headers, 'x-user-id') ?? null,
-        userName: header(headers, 'x-user-name') ?? null,
-        projectId: header(headers, 'x-project-id') ?? header(headers, 'x-tenant-id') ?? null,
-        roles: (header(headers, 'x-roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean),
-        isAdmin: true,
-      });
+      return async (headers) => headerCaller(headers, true);
+
+    case 'testing':
+      return async (headers) => headerCaller(headers, false);
 
     case 'external': {
       const keystone = new ExternalKeystone(identity.external, deps);

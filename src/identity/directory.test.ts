@@ -33,8 +33,8 @@ test('every known role exists with a stable id, plus roles only the config names
 });
 
 test('token roles include implied ones, assignments list only direct grants', () => {
-  assert.deepEqual(dir.rolesOn(DEMO, DEMO_PROJECT_ID), ['member', 'reader']);
-  assert.deepEqual(dir.rolesOn(READER, DEMO_PROJECT_ID), ['reader']);
+  assert.deepEqual(dir.rolesOn(DEMO, DEMO_PROJECT_ID), ['member', 'reader', 'load-balancer_member']);
+  assert.deepEqual(dir.rolesOn(READER, DEMO_PROJECT_ID), ['reader', 'load-balancer_observer']);
   assert.deepEqual(dir.rolesOn(DEMO, ADMIN_PROJECT_ID), []);
   const implied = new Directory({ projects: identity.projects, users: [{ id: 'u', name: 'u', password: 'p', roles: { demo: ['admin'] } }] });
   assert.deepEqual(implied.rolesOn('u', DEMO_PROJECT_ID), ['admin', 'member', 'reader']);

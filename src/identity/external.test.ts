@@ -74,7 +74,7 @@ test('external mode authenticates a Keystone token through the authenticator', a
   const authenticate = createAuthenticator(config);
   const token = await userToken('demo', 'demo');
   const ctx = await authenticate({ 'x-auth-token': token });
-  assert.deepEqual(ctx, { userId: 'a0000000000000000000000000000002', userName: 'demo', projectId: identity.projects[1]!.id, roles: ['member', 'reader'], isAdmin: false });
+  assert.deepEqual(ctx, { userId: 'a0000000000000000000000000000002', userName: 'demo', projectId: identity.projects[1]!.id, roles: ['member', 'reader', 'load-balancer_member'], isAdmin: false, policy: 'advanced' });
   await assert.rejects(authenticate({ 'x-auth-token': 'garbage' }), (e) => isApiError(e) && e.code === 'UNAUTHORIZED');
   await assert.rejects(authenticate({}), (e) => isApiError(e) && e.code === 'UNAUTHORIZED');
 });

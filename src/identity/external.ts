@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { RequestContext } from '../domain/context.js';
+import type { Caller } from '../domain/context.js';
 import { apiError } from '../domain/errors.js';
 
 export interface ExternalKeystoneDeps {
@@ -17,7 +17,7 @@ export interface ExternalKeystoneDeps {
 }
 
 interface Cached {
-  readonly ctx: RequestContext;
+  readonly ctx: Caller;
   readonly until: number;
 }
 
@@ -59,7 +59,7 @@ export class ExternalKeystone {
   }
 
   /** The caller's context, or null when Keystone says the token is not valid. */
-  async validate(userToken: string): Promise<RequestContext | null> {
+  async validate(userToken: string): Promise<Caller | null> {
     const key = createHash('sha256').update(userToken).digest('hex');
     const hit = this.cache.get(key);
     if (hit && hit.until > this.now()) return hit.ctx;
@@ -75,7 +75,7 @@ export class ExternalKeystone {
     if (res.status !== 200) throw this.unreachable(`token validation answered HTTP ${res.status}`);
 
     const token = res.token;
-    const ctx: RequestContext = {
+    const ctx: Caller = {
       userId: token.user?.id ?? null,
       userName: token.user?.name ?? null,
       projectId: token.project?.id ?? null,

@@ -78,6 +78,7 @@ test('POST /v3/auth/tokens: 201, X-Subject-Token and the full token body', async
   assert.deepEqual(token.roles, [
     { id: roleId('member'), name: 'member' },
     { id: roleId('reader'), name: 'reader' },
+    { id: roleId('load-balancer_member'), name: 'load-balancer_member' },
   ]);
   assert.match(token.expires_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000000Z$/);
   assert.deepEqual(token.catalog, serviceCatalog(B, 'RegionOne'));
@@ -254,7 +255,7 @@ test('role assignments: filters, include_names, and non-admins see only their ow
   const admin = await login(app, 'admin', 'admin');
   const demo = await login(app, 'demo', 'demo');
   const all = (await get(app, '/identity/v3/role_assignments', admin)).json().role_assignments;
-  assert.equal(all.length, 3 + 2 + 1 + 2);
+  assert.equal(all.length, 3 + 3 + 2 + 3);
   const demoProject = (await get(app, `/identity/v3/role_assignments?scope.project.id=${DEMO_PROJECT_ID}&role.id=${roleId('reader')}`, admin)).json();
   assert.deepEqual(demoProject.role_assignments.map((a: { user: { id: string } }) => a.user.id).sort(), [DEMO, 'a0000000000000000000000000000003']);
   const named = (await get(app, `/identity/v3/role_assignments?user.id=${DEMO}&include_names=True`, admin)).json().role_assignments;

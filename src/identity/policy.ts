@@ -1,9 +1,10 @@
 /**
- * Octavia's default RBAC: the new defaults (Keystone's admin/member/reader roles) OR-ed with
- * the deprecated `load-balancer_*` roles, so deployments that still grant those keep working.
- * Every rule is project-scoped, as Octavia declares `scope_types = [project]`.
+ * Octavia's RBAC, in the three policies it ships (`api.policy`). Every endpoint names one of
+ * Octavia's building-block rules (octavia/policies/base.py); a policy mode is a choice of those
+ * rules, as Octavia's policy files override exactly them. Every rule is project-scoped, as
+ * Octavia declares `scope_types = [project]`.
  */
-import type { RequestContext } from '../domain/context.js';
+import type { PolicyMode, RequestContext } from '../domain/context.js';
 import { apiError } from '../domain/errors.js';
 
 export type Resource =
@@ -56,56 +57,119 @@ const ownerWith =
   (ctx, target) =>
     hasRole(...roles)(ctx, target) && owner(ctx, target);
 
-// Building blocks, named as in octavia/policies/keystone_default_roles.py; the second role of each is the legacy one.
-const admin: Rule = (ctx, target) => ctx.isAdmin || hasRole('admin', 'load-balancer_admin')(ctx, target);
-const globalObserver = hasRole('admin', 'load-balancer_global_observer');
-const quotaAdmin = hasRole('admin', 'load-balancer_quota_admin');
-const memberAndOwner = ownerWith('member', 'load-balancer_member');
-const observerAndOwner = ownerWith('reader', 'load-balancer_observer');
-const service = hasRole('service');
+/** The rules endpoints are written in, named as Octavia's `load-balancer:*` rules. */
+interface RuleSet {
+  admin: Rule;
+  read: Rule;
+  readGlobal: Rule;
+  write: Rule;
+  readQuota: Rule;
+  readQuotaGlobal: Rule;
+  writeQuota: Rule;
+  /** Listing a pool's members: `read`, widened for `service` where the policy says so. */
+  listMembers: Rule;
+}
 
-// The rules applied to API endpoints (octavia/policies/base.py).
-const read = anyOf(observerAndOwner, globalObserver, memberAndOwner, admin);
-const readGlobal = anyOf(globalObserver, admin);
-const write = anyOf(memberAndOwner, admin);
-const readQuota = anyOf(read, quotaAdmin);
-const readQuotaGlobal = anyOf(globalObserver, quotaAdmin, admin);
-const writeQuota = anyOf(quotaAdmin, admin);
+interface Personas {
+  admin: Rule;
+  globalObserver: Rule;
+  quotaAdmin: Rule;
+  memberAndOwner: Rule;
+  observerAndOwner: Rule;
+}
 
-const crud = { get_all: read, 'get_all-global': readGlobal, get_one: read, post: write, put: write, delete: write };
-const adminOnly = (...actions: Action[]) => Object.fromEntries(actions.map((a) => [a, admin]));
+/** How base.py composes its API rules from the personas. */
+function fromPersonas(p: Personas): Omit<RuleSet, 'listMembers'> {
+  const read = anyOf(p.observerAndOwner, p.globalObserver, p.memberAndOwner, p.admin);
+  return {
+    admin: p.admin,
+    read,
+    readGlobal: anyOf(p.globalObserver, p.admin),
+    write: anyOf(p.memberAndOwner, p.admin),
+    readQuota: anyOf(read, p.quotaAdmin),
+    readQuotaGlobal: anyOf(p.globalObserver, p.quotaAdmin, p.admin),
+    writeQuota: anyOf(p.quotaAdmin, p.admin),
+  };
+}
 
-/** Pairs missing here are refused, as oslo.policy refuses an undefined rule. */
-const rules: Record<Resource, Partial<Record<Action, Rule>>> = {
-  loadbalancer: { ...crud, get_stats: read, get_status: read, put_failover: admin },
-  listener: { ...crud, get_stats: read },
+/** Octavia's `context_is_admin` as oslo.policy evaluates it with its deprecated alternative OR-ed in (enforce_new_defaults off). */
+const contextIsAdmin = hasRole('admin', 'load-balancer_admin');
+
+/**
+ * `advanced`: Octavia 11's in-code defaults as it runs them (enforce_new_defaults off, so each
+ * rule is OR-ed with its deprecated form, which needs no Keystone `member`/`reader` besides the
+ * `load-balancer_*` role). Keystone's plain `member` and `reader` grant nothing.
+ */
+const advancedRules = fromPersonas({
+  admin: contextIsAdmin,
+  globalObserver: hasRole('load-balancer_global_observer'),
+  quotaAdmin: hasRole('load-balancer_quota_admin'),
+  memberAndOwner: ownerWith('load-balancer_member'),
+  observerAndOwner: ownerWith('load-balancer_observer'),
+});
+
+/** `keystone_default_roles`: Keystone's admin/member/reader, OR-ed with the `load-balancer_*` roles so deployments granting those keep working. */
+const keystoneRules = fromPersonas({
+  admin: contextIsAdmin,
+  globalObserver: hasRole('admin', 'load-balancer_global_observer'),
+  quotaAdmin: hasRole('admin', 'load-balancer_quota_admin'),
+  memberAndOwner: ownerWith('member', 'load-balancer_member'),
+  observerAndOwner: ownerWith('reader', 'load-balancer_observer'),
+});
+
+/** `owner_or_admin` (admin_or_owner-policy.yaml): any caller scoped to the owning project, whatever its roles; cross-project only as admin. */
+const adminOrOwner = anyOf(contextIsAdmin, owner);
+
+const policies: Record<PolicyMode, RuleSet> = {
+  advanced: { ...advancedRules, listMembers: advancedRules.read },
+  keystone_default_roles: { ...keystoneRules, listMembers: anyOf(keystoneRules.read, hasRole('service')) },
+  owner_or_admin: {
+    admin: contextIsAdmin,
+    read: adminOrOwner,
+    readGlobal: contextIsAdmin,
+    write: adminOrOwner,
+    readQuota: adminOrOwner,
+    readQuotaGlobal: contextIsAdmin,
+    writeQuota: contextIsAdmin,
+    listMembers: adminOrOwner,
+  },
+};
+
+type RuleName = keyof RuleSet;
+const crud = { get_all: 'read', 'get_all-global': 'readGlobal', get_one: 'read', post: 'write', put: 'write', delete: 'write' } as const;
+const adminOnly = (...actions: Action[]): Partial<Record<Action, RuleName>> => Object.fromEntries(actions.map((a) => [a, 'admin']));
+
+/** Which rule each endpoint applies (octavia/policies/*.py); pairs missing here are refused, as oslo.policy refuses an undefined rule. */
+const endpoints: Record<Resource, Partial<Record<Action, RuleName>>> = {
+  loadbalancer: { ...crud, get_stats: 'read', get_status: 'read', put_failover: 'admin' },
+  listener: { ...crud, get_stats: 'read' },
   pool: crud,
-  member: { get_all: anyOf(read, service), get_one: read, post: write, put: write, delete: write },
+  member: { get_all: 'listMembers', get_one: 'read', post: 'write', put: 'write', delete: 'write' },
   healthmonitor: crud,
   l7policy: crud,
-  l7rule: { get_all: read, get_one: read, post: write, put: write, delete: write },
-  quota: { get_all: readQuota, 'get_all-global': readQuotaGlobal, get_one: readQuota, get_defaults: readQuota, put: writeQuota, delete: writeQuota },
+  l7rule: { get_all: 'read', get_one: 'read', post: 'write', put: 'write', delete: 'write' },
+  quota: { get_all: 'readQuota', 'get_all-global': 'readQuotaGlobal', get_one: 'readQuota', get_defaults: 'readQuota', put: 'writeQuota', delete: 'writeQuota' },
   amphora: adminOnly('get_all', 'get_one', 'delete', 'put_config', 'put_failover', 'get_stats'),
-  provider: { get_all: read },
+  provider: { get_all: 'read' },
   'provider-flavor': adminOnly('get_all'),
   'provider-availability-zone': adminOnly('get_all'),
-  flavor: { get_all: read, get_one: read, post: admin, put: admin, delete: admin },
+  flavor: { get_all: 'read', get_one: 'read', post: 'admin', put: 'admin', delete: 'admin' },
   'flavor-profile': adminOnly('get_all', 'get_one', 'post', 'put', 'delete'),
-  'availability-zone': { get_all: read, get_one: read, post: admin, put: admin, delete: admin },
+  'availability-zone': { get_all: 'read', get_one: 'read', post: 'admin', put: 'admin', delete: 'admin' },
   'availability-zone-profile': adminOnly('get_all', 'get_one', 'post', 'put', 'delete'),
-  metrics: { get_all: readGlobal },
+  metrics: { get_all: 'readGlobal' },
 };
 
 /**
- * `targetProjectId` defaults to the caller's own project, which is what Octavia passes for
- * objects no project owns (flavors, availability zones, providers, amphorae).
- * Under noauth (`isAdmin`) everything is allowed, even without a project.
+ * Judged by the caller's policy (`ctx.policy`). `targetProjectId` defaults to the caller's own
+ * project, which is what Octavia passes for objects no project owns (flavors, availability
+ * zones, providers, amphorae). Under noauth (`isAdmin`) everything is allowed, even without a project.
  */
 export function allowed(ctx: RequestContext, resource: Resource, action: Action, targetProjectId: string | null = ctx.projectId): boolean {
-  const rule = rules[resource][action];
+  const rule = endpoints[resource][action];
   if (!rule) return false;
   if (ctx.isAdmin) return true;
-  return ctx.projectId !== null && rule(ctx, targetProjectId);
+  return ctx.projectId !== null && policies[ctx.policy][rule](ctx, targetProjectId);
 }
 
 export function authorize(ctx: RequestContext, resource: Resource, action: Action, targetProjectId: string | null = ctx.projectId): void {

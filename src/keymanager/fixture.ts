@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { defaultConfig, deepMerge, validateConfig } from '../config.js';
-import type { RequestContext } from '../domain/context.js';
+import type { PolicyMode, RequestContext } from '../domain/context.js';
 import { apiError } from '../domain/errors.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
@@ -31,15 +31,16 @@ export const rita: Who = { project: PROJECT_A, user: 'rita', roles: ['reader'] }
 export const bob: Who = { project: PROJECT_B, user: 'bob', roles: ['member', 'reader'] };
 export const bea: Who = { project: PROJECT_B, user: 'bea', roles: ['admin', 'member', 'reader'] };
 
-async function headerAuth(headers: Record<string, string | string[] | undefined>): Promise<RequestContext> {
+/** The Octavia API's policy still applies to these callers, so they carry the configured one. */
+const headerAuth = (policy: PolicyMode) => async (headers: Record<string, string | string[] | undefined>): Promise<RequestContext> => {
   const h = (k: string) => {
     const v = headers[k];
     return Array.isArray(v) ? v[0] : v;
   };
   if (!h('x-user-id')) throw apiError('UNAUTHORIZED');
   const roles = (h('x-roles') ?? '').split(',').filter(Boolean);
-  return { userId: h('x-user-id')!, userName: h('x-user-id')!, projectId: h('x-project-id') || null, roles, isAdmin: false };
-}
+  return { userId: h('x-user-id')!, userName: h('x-user-id')!, projectId: h('x-project-id') || null, roles, isAdmin: false, policy };
+};
 
 export interface RequestOptions {
   as?: Who | null;
@@ -64,7 +65,7 @@ export async function startKeyManager(overrides: unknown = {}): Promise<KeyManag
   const config = validateConfig(
     deepMerge(deepMerge(defaultConfig(dir), { database: { url: pg?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, keyManager: { encryptionKey: TEST_KEY } }), overrides),
   );
-  const runtime = await createRuntime(config, { api: true, worker: false, authenticate: headerAuth, logger: false });
+  const runtime = await createRuntime(config, { api: true, worker: false, authenticate: headerAuth(config.api.policy), logger: false });
   await runtime.app!.ready();
   const base = `${runtime.deps.publicUrl()}/key-manager/v1`;
   const request = (method: string, path: string, opts: RequestOptions = {}) => {

@@ -1,7 +1,7 @@
 /**
  * An in-process Ostia for API tests: real SQLite (or PostgreSQL when OSTIA_TEST_DATABASE_URL
- * is set), real worker, and Octavia's "testing" auth strategy — the caller's project and
- * roles come from X-Project-Id / X-Roles headers, with RBAC enforced.
+ * is set), real worker, and Octavia's "testing" auth strategy (identity.mode testing) — the
+ * caller's project and roles come from X-Project-Id / X-Roles headers, with RBAC enforced.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,31 +9,24 @@ import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { defaultConfig, deepMerge, validateConfig, type Config } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import type { RequestContext } from '../../src/domain/context.js';
-import { apiError } from '../../src/domain/errors.js';
+import { createAuthenticator } from '../../src/identity/index.js';
 import { freshPostgresDatabase } from './postgres.js';
 
 export const PROJECT_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 export const PROJECT_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 
+/** The user id every harness caller has. */
+export const HARNESS_USER = 'u-test';
+
 export interface Caller {
   project?: string;
   roles?: string[];
 }
+// Roles as the embedded Keystone grants its users: enough for every policy mode (api.policy).
 export const admin: Caller = { project: PROJECT_A, roles: ['admin', 'member', 'reader'] };
-export const memberA: Caller = { project: PROJECT_A, roles: ['member', 'reader'] };
-export const memberB: Caller = { project: PROJECT_B, roles: ['member', 'reader'] };
-export const readerA: Caller = { project: PROJECT_A, roles: ['reader'] };
-
-async function testingAuth(headers: Record<string, string | string[] | undefined>): Promise<RequestContext> {
-  const h = (k: string) => {
-    const v = headers[k];
-    return Array.isArray(v) ? v[0] : v;
-  };
-  if (!h('x-roles') && !h('x-project-id')) throw apiError('UNAUTHORIZED');
-  const roles = (h('x-roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
-  return { userId: 'u-test', userName: 'test', projectId: h('x-project-id') ?? null, roles, isAdmin: false };
-}
+export const memberA: Caller = { project: PROJECT_A, roles: ['member', 'reader', 'load-balancer_member'] };
+export const memberB: Caller = { project: PROJECT_B, roles: ['member', 'reader', 'load-balancer_member'] };
+export const readerA: Caller = { project: PROJECT_A, roles: ['reader', 'load-balancer_observer'] };
 
 export interface Harness {
   runtime: Runtime;
@@ -51,8 +44,8 @@ export async function startHarness(overrides: unknown = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ostia-test-'));
   const pgUrl = process.env.OSTIA_TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.OSTIA_TEST_DATABASE_URL) : null;
   const base = defaultConfig(dir);
-  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 }, api: NOOP_PROVIDERS.api }), overrides));
-  const runtime = await createRuntime(config, { api: true, worker: true, authenticate: testingAuth, logger: false });
+  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 }, api: NOOP_PROVIDERS.api, identity: { mode: 'testing' } }), overrides));
+  const runtime = await createRuntime(config, { api: true, worker: true, authenticate: createAuthenticator(config), logger: false });
   runtime.worker?.start();
   await runtime.app!.ready();
   return {
@@ -63,6 +56,8 @@ export async function startHarness(overrides: unknown = {}): Promise<Harness> {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (as.project) headers['x-project-id'] = as.project;
       if (as.roles) headers['x-roles'] = as.roles.join(',');
+      // Every caller is one user (key manager ACLs name it); `as: {}` sends no identity at all.
+      if (as.project || as.roles) headers['x-user-id'] = HARNESS_USER;
       return runtime.app!.inject({ method: method as 'GET', url, headers, ...(opts.body === undefined ? {} : { payload: opts.body as object }) });
     },
     async settled(lbId) {

@@ -20,7 +20,7 @@ const BRING_UP_TIMEOUT_MS = 120_000;
 const REGISTER_TIMEOUT_MS = 30_000;
 const LOG_TAIL_BYTES = 8_192;
 
-/** A user with one project-scoped role, ready for a clouds.yaml `auth` block. */
+/** A user with project-scoped roles, ready for a clouds.yaml `auth` block. */
 export interface KeystoneAccount extends CloudAuth {
   readonly userId: string;
   readonly projectId: string;
@@ -31,11 +31,11 @@ export interface Accounts {
   admin: KeystoneAccount;
   /** What Ostia validates tokens with: `admin` on the `service` project. */
   service: KeystoneAccount;
-  /** `member` on tenant project 1. */
+  /** `member` and `load-balancer_member` (which Ostia's default api.policy asks for) on tenant project 1. */
   member1: KeystoneAccount;
-  /** `member` on tenant project 2. */
+  /** `member` and `load-balancer_member` on tenant project 2. */
   member2: KeystoneAccount;
-  /** `reader` on tenant project 1. */
+  /** `reader` and `load-balancer_observer` on tenant project 1. */
   reader1: KeystoneAccount;
 }
 
@@ -299,11 +299,16 @@ class KeystoneAdmin {
     return project.id;
   }
 
-  /** A user with `role` on one project, as an account to log in with. */
-  async createAccount(username: string, project: { id: string; name: string }, roleId: string): Promise<KeystoneAccount> {
+  async createRole(name: string): Promise<string> {
+    const { role } = await this.call<{ role: { id: string } }>('POST', '/roles', 201, { role: { name } });
+    return role.id;
+  }
+
+  /** A user with `roleIds` on one project, as an account to log in with. */
+  async createAccount(username: string, project: { id: string; name: string }, ...roleIds: string[]): Promise<KeystoneAccount> {
     const password = `${username}-password`;
     const { user } = await this.call<{ user: { id: string } }>('POST', '/users', 201, { user: { name: username, password, domain_id: 'default', default_project_id: project.id } });
-    await this.call('PUT', `/projects/${project.id}/users/${user.id}/roles/${roleId}`, 204);
+    for (const roleId of roleIds) await this.call('PUT', `/projects/${project.id}/users/${user.id}/roles/${roleId}`, 204);
     return account(this.authUrl, { id: user.id, name: username, password }, project);
   }
 }
@@ -330,12 +335,17 @@ function account(authUrl: string, user: { id: string; name: string; password: st
   };
 }
 
-/** `keystone-manage bootstrap` made the admin, member and reader roles and the admin user and project. */
+/**
+ * `keystone-manage bootstrap` made the admin, member and reader roles and the admin user and
+ * project; Octavia's load-balancer_* roles are created here, as a deployment of Octavia does.
+ */
 async function provisionAccounts(admin: KeystoneAdmin): Promise<Accounts> {
-  const [adminRole, memberRole, readerRole, adminUser, adminProject] = await Promise.all([
+  const [adminRole, memberRole, readerRole, lbMemberRole, lbObserverRole, adminUser, adminProject] = await Promise.all([
     admin.idOf('roles', 'admin'),
     admin.idOf('roles', 'member'),
     admin.idOf('roles', 'reader'),
+    admin.createRole('load-balancer_member'),
+    admin.createRole('load-balancer_observer'),
     admin.idOf('users', 'admin'),
     admin.idOf('projects', 'admin'),
   ]);
@@ -344,9 +354,9 @@ async function provisionAccounts(admin: KeystoneAdmin): Promise<Accounts> {
   );
   const [serviceAccount, member1, member2, reader1] = await Promise.all([
     admin.createAccount('ostia', service!, adminRole),
-    admin.createAccount('tenant1-member', tenant1!, memberRole),
-    admin.createAccount('tenant2-member', tenant2!, memberRole),
-    admin.createAccount('tenant1-reader', tenant1!, readerRole),
+    admin.createAccount('tenant1-member', tenant1!, memberRole, lbMemberRole),
+    admin.createAccount('tenant2-member', tenant2!, memberRole, lbMemberRole),
+    admin.createAccount('tenant1-reader', tenant1!, readerRole, lbObserverRole),
   ]);
   return {
     admin: account(admin.authUrl, { id: adminUser, name: 'admin', password: ADMIN_PASSWORD }, { id: adminProject, name: 'admin' }),

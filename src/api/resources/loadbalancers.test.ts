@@ -170,7 +170,7 @@ test('failover is admin-only and answers 202', async () => {
   assert.equal(await h.settled(lb.id), 'ACTIVE');
 });
 
-test('routing: version document, /v2 string, 405, pecan 404, 406, 401', async () => {
+test('routing: version document, /v2 string, 405, pecan 404, 406, 403 without identity', async () => {
   const root = (await h.request('GET', '/', { as: {} })).json();
   const last = root.versions[root.versions.length - 1];
   assert.equal(last.status, 'CURRENT');
@@ -185,13 +185,27 @@ test('routing: version document, /v2 string, 405, pecan 404, 406, 401', async ()
   assert.equal(nf.json().code, 404);
   const na = await h.request('GET', '/v2/lbaas/loadbalancers', { headers: { accept: 'text/html' } });
   assert.equal(na.statusCode, 406);
-  const unauth = await h.request('GET', '/v2/lbaas/loadbalancers', { as: {} });
-  assert.equal(unauth.statusCode, 401);
-  assert.equal(unauth.json().error.code, 401);
-  assert.match(String(unauth.headers['www-authenticate']), /^Keystone uri="http:\/\/.*\/identity"$/);
-  assert.match(String(unauth.headers['x-openstack-request-id']), /^req-/);
+  // The harness runs Octavia's testing auth strategy: no headers is a caller without roles, which the policy refuses.
+  const anonymous = await h.request('GET', '/v2/lbaas/loadbalancers', { as: {} });
+  assert.equal(anonymous.statusCode, 403);
+  assert.equal(anonymous.json().faultstring, 'Policy does not allow this request to be performed.');
   const json = await h.request('GET', '/v2/lbaas/loadbalancers.json', { as: memberA });
   assert.equal(json.statusCode, 200);
+});
+
+test('a token-checking identity mode answers a request without a token with 401 and where to log in', async () => {
+  const embedded = await startHarness({ identity: { mode: 'embedded', tokenSecret: 'test-secret' } });
+  try {
+    const unauth = await embedded.request('GET', '/v2/lbaas/loadbalancers', { as: {} });
+    assert.equal(unauth.statusCode, 401);
+    assert.equal(unauth.json().error.code, 401);
+    assert.match(String(unauth.headers['www-authenticate']), /^Keystone uri="http:\/\/.*\/identity"$/);
+    assert.match(String(unauth.headers['x-openstack-request-id']), /^req-/);
+    const anonymousMetrics = await embedded.runtime.app!.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(anonymousMetrics.statusCode, 401);
+  } finally {
+    await embedded.close();
+  }
 });
 
 test('body limits and media types: 413 over 112 KiB, 415 for non-JSON bodies', async () => {
