@@ -69,7 +69,7 @@ describe('openstack CLI against ostia up with network.driver noop', { skip: unme
     const byNetwork = await show(['loadbalancer', 'create', '--name', 'noop-bynet', '--vip-network-id', network, '--wait']);
     assert.deepEqual([byNetwork.vip_network_id, byNetwork.provisioning_status], [network, 'ACTIVE']);
     const port = randomUUID();
-    const byPort = await show(['loadbalancer', 'create', '--name', 'noop-byport', '--vip-port-id', port, '--wait']);
+    const byPort = await show(['loadbalancer', 'create', '--name', 'noop-byport', '--vip-port-id', port, '--vip-subnet-id', randomUUID(), '--wait']);
     assert.deepEqual([byPort.vip_port_id, byPort.provisioning_status], [port, 'ACTIVE']);
   });
 });

@@ -85,22 +85,27 @@ test('a random vip_port_id becomes the VIP port, with the address given or one a
   const portId = randomUUID();
   const [before] = (await lookup('ports', `id=${portId}`)).ports;
   assert.deepEqual([before.id, before.fixed_ips, before.device_id], [portId, [], '']);
-  const lb = await createLb({ vip_port_id: portId });
+  // As in Octavia 11: a port with no address needs the subnet or the address from the request.
+  for (const alone of [{ vip_port_id: portId }, { vip_port_id: portId, vip_network_id: randomUUID() }]) {
+    const refused = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: alone }, as: admin });
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().faultstring, "Validation failure: VIP port's subnet could not be determined. Please specify either a VIP subnet or address.");
+  }
+  const lb = await createLb({ vip_port_id: portId, vip_subnet_id: randomUUID() });
   assert.equal(lb.vip_port_id, portId);
   assert.equal(lb.vip_address, '198.51.100.1');
   const [after] = (await lookup('ports', `id=${portId}`)).ports;
   assert.equal(after.device_id, lb.id);
-  const taken = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_port_id: portId } }, as: admin });
+  const taken = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_port_id: portId, vip_subnet_id: randomUUID() } }, as: admin });
   assert.equal(taken.statusCode, 400);
   assert.equal(taken.json().faultstring, `Validation failure: Port ${portId} is already in use by ${lb.id}.`);
   const withAddress = await createLb({ vip_port_id: randomUUID(), vip_address: '2001:db8:9::9' });
   assert.equal(withAddress.vip_address, '2001:db8:9::9');
-  // A subnet or network named with the port places it.
+  // A subnet named with the port places it, on the network named with it.
   const subnet = randomUUID();
-  const placed = await createLb({ vip_port_id: randomUUID(), vip_subnet_id: subnet });
-  assert.deepEqual([placed.vip_subnet_id, placed.vip_address], [subnet, '198.51.100.1']);
   const network = randomUUID();
-  assert.equal((await createLb({ vip_port_id: randomUUID(), vip_network_id: network })).vip_network_id, network);
+  const placed = await createLb({ vip_port_id: randomUUID(), vip_subnet_id: subnet, vip_network_id: network });
+  assert.deepEqual([placed.vip_subnet_id, placed.vip_network_id, placed.vip_address], [subnet, network, '198.51.100.1']);
 });
 
 test('random QoS policies and security groups are accepted on create and update, and looked up', async () => {

@@ -36,7 +36,8 @@ function typeOk(key: DataKey, value: unknown): boolean {
 
 /** Throws a 501 naming the first violation of `schema`, worded as Octavia words it (`<key> <jsonschema message>`). */
 export function validateProfileData(provider: string, schema: DataSchema, data: Readonly<Record<string, unknown>>): void {
-  const extra = Object.keys(data).filter((k) => !Object.hasOwn(schema, k));
+  // Sorted, as jsonschema lists them in Octavia's message.
+  const extra = Object.keys(data).filter((k) => !Object.hasOwn(schema, k)).sort();
   if (extra.length)
     throw apiError('PROVIDER_UNSUPPORTED_OPTION', provider, `Additional properties are not allowed (${extra.map(pyRepr).join(', ')} ${extra.length > 1 ? 'were' : 'was'} unexpected)`);
   for (const [name, value] of Object.entries(data)) {

@@ -77,6 +77,9 @@ async function resolveVip(deps: ApiDeps, db: Transaction<Database>, b: CreateInp
     if (!port) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);
     if (port.device_id) throw apiError('VALIDATION', `Port ${b.vip_port_id} is already in use by ${port.device_id}.`);
     const stored = port.ip_address !== null;
+    // Octavia's no-op ports hold no address either: it then needs the subnet or the address from the request.
+    if (!stored && !b.vip_subnet_id && !b.vip_address)
+      throw apiError('VALIDATION', "VIP port's subnet could not be determined. Please specify either a VIP subnet or address.");
     // A port that holds no address yet (network.driver noop) goes where the request puts it, else on its own subnet.
     const subnet = !stored && (b.vip_subnet_id || b.vip_network_id) ? await requestedSubnet(deps, db, b, visible) : (await network.subnet(db, port.subnet_id))!;
     if (!(await visible(subnet.network_id))) throw apiError('INVALID_SUBRESOURCE', 'Port', b.vip_port_id);

@@ -76,7 +76,9 @@ test('SINGLE: one STANDALONE amphora is ALLOCATED with a certificate and a manag
   assert.match(amp!.lb_network_ip, /^127\.80\./);
   assert.equal(amp!.ha_ip, lb.vip_address);
   assert.equal(amp!.ha_port_id, lb.vip_port_id);
-  assert.deepEqual([amp!.vrrp_ip, amp!.vrrp_id, amp!.vrrp_priority, amp!.vrrp_interface], [null, null, null, null]);
+  // Octavia's no-op drivers: vrrp_id 1 on every amphora, the VIP as VRRP address on an invented port.
+  assert.deepEqual([amp!.vrrp_ip, amp!.vrrp_id, amp!.vrrp_priority, amp!.vrrp_interface], [lb.vip_address, 1, null, null]);
+  assert.match(amp!.vrrp_port_id, /^[0-9a-f-]{36}$/);
   // A real certificate from the CA, valid for amphora.certValidityDays (30, as Octavia's default).
   const days = (Date.parse(`${amp!.cert_expiration}Z`) - Date.now()) / DAY_MS;
   assert.ok(days > 29 && days <= 30, `certificate expires in ${days} days`);

@@ -7,12 +7,13 @@
  *    a heartbeat says otherwise; monitors, L7 policies and rules have no health of their own;
  *  - members of pools without a monitor are NO_MONITOR, or OFFLINE when disabled.
  * Members of monitored pools keep their status: only their monitor knows it.
- * Without a data plane (compute.driver noop) nothing will ever report, so nothing is presumed ONLINE:
- * load balancers, listeners and pools stay OFFLINE, as with Octavia's no-op drivers.
+ * Without a data plane (compute.driver noop) nothing will ever report: the statuses are those of
+ * Octavia's amphora provider with no-op drivers, as for the noop provider.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { settleSuccess, treeIds } from '../../db/lb-tree.js';
+import { settleNoDataPlaneStatuses } from '../no-data-plane-statuses.js';
 
 type Trx = Transaction<Database>;
 type Table = 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor' | 'l7policy' | 'l7rule';
@@ -52,6 +53,11 @@ async function setUnmonitoredMembers(trx: Trx, poolIds: string[]): Promise<void>
 
 /** settleSuccess plus the operating statuses above; false when the load balancer was deleted. */
 export async function settleAmphoraTree(trx: Trx, lbId: string, opts: { dataPlane: boolean }): Promise<boolean> {
+  if (!opts.dataPlane) {
+    if (!(await settleSuccess(trx, lbId))) return false;
+    await settleNoDataPlaneStatuses(trx, lbId);
+    return true;
+  }
   const ids = await treeIds(trx, lbId);
   const idsOf: Record<Table, string[]> = {
     load_balancer: [lbId],
@@ -68,7 +74,7 @@ export async function settleAmphoraTree(trx: Trx, lbId: string, opts: { dataPlan
   for (const table of tables) {
     const { enabled, disabled } = pending.get(table)!;
     await setStatus(trx, table, disabled, 'OFFLINE');
-    if (opts.dataPlane && OptimisticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE', 'OFFLINE');
+    if (OptimisticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE', 'OFFLINE');
     if (StaticTables.includes(table)) await setStatus(trx, table, enabled, 'ONLINE');
   }
   await setUnmonitoredMembers(trx, (await treeIds(trx, lbId)).pools);

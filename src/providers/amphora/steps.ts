@@ -5,7 +5,7 @@
  * id derived from the job, so a resumed job finds the amphora it started instead of making
  * a second one.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../controller/flow.js';
 import type { AmphoraTable, Database } from '../../db/schema.js';
@@ -126,7 +126,7 @@ type Role = AmphoraTable['role'];
 
 /** Octavia's keepalived priorities (constants.ROLE_MASTER_PRIORITY, ROLE_BACKUP_PRIORITY); a STANDALONE amphora has none. */
 const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, STANDALONE: null };
-/** Octavia's DEFAULT_VRRP_ID, which its flows give every amphora of a pair. */
+/** Octavia's DEFAULT_VRRP_ID, which its flows give every amphora, STANDALONE included. */
 const VRRP_ID = 1;
 const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
 
@@ -173,7 +173,7 @@ export function createAmphora(load: AmphoraDepsLoader): Step {
               role,
               status: 'PENDING_CREATE',
               vrrp_interface: null,
-              vrrp_id: isVrrp(role) ? VRRP_ID : null,
+              vrrp_id: VRRP_ID,
               vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
               cached_zone: placement.zone,
               image_id: null,
@@ -280,8 +280,9 @@ async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): 
 
 /**
  * Makes the load balancer's VIPs reachable on the amphorae and records them there. Without a data
- * plane nothing could bind them, so they are only recorded. A MASTER or BACKUP also gets its VRRP
- * address as Octavia's no-op network driver reports it: the VIP's own (no VRRP port exists).
+ * plane nothing could bind them, so they are only recorded, and every amphora gets the VRRP port
+ * Octavia's no-op network driver reports: the VIP's address on a port id it invents. With a data
+ * plane a MASTER or BACKUP shares the VIP's address (loopback has no per-amphora base port).
  */
 export function plugVip(load: AmphoraDepsLoader): Step {
   return {
@@ -292,7 +293,8 @@ export function plugVip(load: AmphoraDepsLoader): Step {
       const haIp = vips.addresses[0] ?? null;
       for (const amp of await builtAmphorae(ctx)) {
         if (dataPlane) for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
-        await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...(isVrrp(amp.role) && { vrrp_ip: haIp }) });
+        const vrrp = dataPlane ? isVrrp(amp.role) && { vrrp_ip: haIp } : { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
+        await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...vrrp });
       }
     },
     async revert(ctx) {

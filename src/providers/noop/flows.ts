@@ -1,7 +1,7 @@
 /** Every noop operation is one step: settle the tree's statuses. */
 import type { Flow } from '../../controller/flow.js';
 import { settleFailure, settleSuccess } from '../../db/lb-tree.js';
-import { settleNoopOperatingStatus } from './statuses.js';
+import { settleNoDataPlaneStatuses } from '../no-data-plane-statuses.js';
 
 export const noopFlow: Flow = {
   steps: [
@@ -9,7 +9,7 @@ export const noopFlow: Flow = {
       name: 'settle-statuses',
       async run(ctx) {
         await ctx.db.kysely.transaction().execute(async (trx) => {
-          if (await settleSuccess(trx, ctx.loadBalancerId)) await settleNoopOperatingStatus(trx, ctx.loadBalancerId);
+          if (await settleSuccess(trx, ctx.loadBalancerId)) await settleNoDataPlaneStatuses(trx, ctx.loadBalancerId);
         });
       },
     },

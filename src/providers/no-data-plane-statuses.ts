@@ -1,5 +1,6 @@
 /**
- * Operating statuses as Octavia's amphora provider leaves them with no-op drivers
+ * Operating statuses where no data plane exists (the noop provider, and the amphora provider
+ * under compute.driver noop), as Octavia's amphora provider leaves them with no-op drivers
  * (../shared/reference/octavia-baseline.md): nothing reports health, so load balancers,
  * listeners and pools keep the OFFLINE they were created with. Health monitors, L7 policies
  * and L7 rules get what Octavia's Mark*ActiveInDB tasks give them: ONLINE when enabled,
@@ -8,10 +9,10 @@
  * they were created with.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { setOnOffStatus, treeIds } from '../../db/lb-tree.js';
+import type { Database } from '../db/schema.js';
+import { setOnOffStatus, treeIds } from '../db/lb-tree.js';
 
-export async function settleNoopOperatingStatus(db: Kysely<Database> | Transaction<Database>, lbId: string): Promise<void> {
+export async function settleNoDataPlaneStatuses(db: Kysely<Database> | Transaction<Database>, lbId: string): Promise<void> {
   const ids = await treeIds(db, lbId);
   await setOnOffStatus(db, 'health_monitor', ids.healthMonitors);
   await setOnOffStatus(db, 'l7policy', ids.l7policies);

@@ -5,10 +5,10 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, memberA, type Harness } from '../../../test/support/harness.js';
-import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
-import type { Database } from '../../db/schema.js';
-import { settleFailure, treeIds } from '../../db/lb-tree.js';
+import { startHarness, memberA, type Harness } from '../../test/support/harness.js';
+import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../config.js';
+import type { Database } from '../db/schema.js';
+import { settleFailure, treeIds } from '../db/lb-tree.js';
 
 let h: Harness;
 before(async () => {
