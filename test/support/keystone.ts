@@ -37,6 +37,8 @@ export interface Accounts {
   member2: KeystoneAccount;
   /** `reader` and `load-balancer_observer` on tenant project 1. */
   reader1: KeystoneAccount;
+  /** Keystone's plain `member` only, on tenant project 1: Octavia's default policy grants it nothing. */
+  plainMember1: KeystoneAccount;
 }
 
 export interface RealKeystone {
@@ -352,11 +354,12 @@ async function provisionAccounts(admin: KeystoneAdmin): Promise<Accounts> {
   const [service, tenant1, tenant2] = await Promise.all(
     ['service', 'ostia-tenant-1', 'ostia-tenant-2'].map(async (name) => ({ name, id: await admin.createProject(name) })),
   );
-  const [serviceAccount, member1, member2, reader1] = await Promise.all([
+  const [serviceAccount, member1, member2, reader1, plainMember1] = await Promise.all([
     admin.createAccount('ostia', service!, adminRole),
     admin.createAccount('tenant1-member', tenant1!, memberRole, lbMemberRole),
     admin.createAccount('tenant2-member', tenant2!, memberRole, lbMemberRole),
     admin.createAccount('tenant1-reader', tenant1!, readerRole, lbObserverRole),
+    admin.createAccount('tenant1-plain-member', tenant1!, memberRole),
   ]);
   return {
     admin: account(admin.authUrl, { id: adminUser, name: 'admin', password: ADMIN_PASSWORD }, { id: adminProject, name: 'admin' }),
@@ -364,6 +367,7 @@ async function provisionAccounts(admin: KeystoneAdmin): Promise<Accounts> {
     member1,
     member2,
     reader1,
+    plainMember1,
   };
 }
 
