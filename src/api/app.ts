@@ -11,6 +11,7 @@ import { apiError } from '../domain/errors.js';
 import { MaxRequestBodyBytes } from '../domain/defaults.js';
 import type { RequestContext } from '../domain/context.js';
 import { checkBodyDepth, decodeBody } from '../domain/schema-kit.js';
+import { octaviaArgumentName } from './argument-names.js';
 import type { ApiDeps } from './context.js';
 import { sendError, toApiError } from './errors.js';
 import { versionRoutes } from './resources/versions.js';
@@ -96,12 +97,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   // Route schemas are TypeBox; they are applied by the WSME-compatible decoder, not ajv.
-  app.setValidatorCompiler(({ schema, httpPart }) => {
+  app.setValidatorCompiler(({ schema, httpPart, method }) => {
     if (httpPart !== 'body') return () => true;
     const root = Object.keys((schema as { properties?: object }).properties ?? {})[0] ?? 'body';
+    const argument = octaviaArgumentName(root, method);
     return (data: unknown) => {
       try {
-        return { value: decodeBody(schema as never, data, root) };
+        return { value: decodeBody(schema as never, data, argument) };
       } catch (e) {
         return { error: e as Error };
       }

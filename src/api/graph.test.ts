@@ -152,7 +152,7 @@ test('graph errors are 400s and create nothing', async () => {
     [mutate((lb) => (lb.pools[0]!.protocol = 'TCP')), 400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."],
     [mutate((lb) => Object.assign(lb.listeners[1]!, { protocol: 'TCP', protocol_port: 80 })), 409, 'Another Listener on this Load Balancer is already using protocol HTTP and protocol_port 80'],
     [mutate((lb) => (lb.pools[0]!.members as unknown[]).push({ address: '169.254.169.254', protocol_port: 80 })), 400, '169.254.169.254 is not a valid option for member address'],
-    [mutate((lb) => ((lb.pools[0]!.healthmonitor as Record<string, unknown>).bogus = 1)), 400, 'Unknown attribute for argument loadbalancer.pools.healthmonitor: bogus'],
+    [mutate((lb) => ((lb.pools[0]!.healthmonitor as Record<string, unknown>).bogus = 1)), 400, 'Unknown attribute for argument load_balancer.loadbalancer.pools.healthmonitor: bogus'],
   ];
   for (const [body, code, message] of cases) {
     const r = await quiet.request('POST', '/v2/lbaas/loadbalancers', { body, as: memberA });

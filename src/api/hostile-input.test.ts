@@ -21,6 +21,7 @@ import { QuotaUpdateBody } from '../domain/schemas/quota.js';
 import { FlavorCreateBody, FlavorProfileCreateBody, FlavorProfileUpdateBody, FlavorUpdateBody } from '../domain/schemas/flavor.js';
 import { AvailabilityZoneCreateBody, AvailabilityZoneProfileCreateBody, AvailabilityZoneProfileUpdateBody, AvailabilityZoneUpdateBody } from '../domain/schemas/availabilityzone.js';
 import type { TableName } from '../db/schema.js';
+import { octaviaArgumentName } from './argument-names.js';
 
 const RUNS = Number(process.env.OSTIA_FUZZ_RUNS ?? 40);
 
@@ -215,8 +216,8 @@ test("keys inherited from Object.prototype are unknown attributes on every creat
     const { root, list } = envelopeOf(schema);
     for (const key of PROTOTYPE_KEYS) {
       const attrs = `{"${key}": {"polluted": true}}`;
-      await assertRefused(method, url(), `{"${root}": ${list ? `[${attrs}]` : attrs}}`, `Unknown attribute for argument ${root}: ${key}`);
-      await assertRefused(method, url(), `{"${key}": {}, "${root}": ${list ? '[]' : '{}'}}`, new RegExp(`^Unknown attribute for argument ${root}: ${key.replace(/\$/g, '\\$')}$`));
+      await assertRefused(method, url(), `{"${root}": ${list ? `[${attrs}]` : attrs}}`, `Unknown attribute for argument ${octaviaArgumentName(root, method)}.${root}: ${key}`);
+      await assertRefused(method, url(), `{"${key}": {}, "${root}": ${list ? '[]' : '{}'}}`, new RegExp(`^Unknown attribute for argument ${octaviaArgumentName(root, method)}: ${key.replace(/\$/g, '\\$')}$`));
     }
   }
   assert.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched');

@@ -184,8 +184,9 @@ export function checkBodyDepth(body: unknown): void {
  */
 export function decodeBody<T extends TObject>(schema: T, body: unknown, arg: string): Static<T> {
   if (body === undefined || body === null || body === '') body = {};
-  // The envelope itself is unnamed: its attributes are reported by their own names.
-  return decodeObject(schema, body, arg, '') as Static<T>;
+  // Unknown attributes are reported on the path below the argument (`listener_.listener`), as WSME does;
+  // invalid values by their own field names.
+  return decodeObject(schema, body, arg, arg) as Static<T>;
 }
 
 /** Applies `schema` to one already-extracted value (used for query parameters). */

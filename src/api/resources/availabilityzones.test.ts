@@ -48,7 +48,7 @@ test('PUT changes description and enabled only', async () => {
   assert.deepEqual(r.json().availability_zone, { ...az, description: 'now', enabled: false });
   const rename = await h.request('PUT', `${base}/az-put`, { body: { availability_zone: { name: 'other' } }, as: admin });
   assert.equal(rename.statusCode, 400);
-  assert.equal(rename.json().faultstring, 'Unknown attribute for argument availability_zone: name');
+  assert.equal(rename.json().faultstring, 'Unknown attribute for argument availability_zone_.availability_zone: name');
   assert.equal((await h.request('GET', `${base}?enabled=false&fields=name`, { as: admin })).json().availability_zones.length, 1);
 });
 

@@ -44,7 +44,7 @@ test('invalid profiles are refused with Octavia’s messages and nothing is writ
     [{ provider_name: 'amphora' }, 400, "Provider 'amphora' is not enabled."],
     [{ flavor_data: 'x'.repeat(4097) }, 400, `Invalid input for field/attribute flavor_data. Value: '${'x'.repeat(4097)}'. Value should have a maximum character requirement of 4096`],
     [{ name: undefined }, 400, "Invalid input for field/attribute name. Value: 'None'. Mandatory field missing."],
-    [{ id: NIL_UUID }, 400, 'Unknown attribute for argument flavorprofile: id'],
+    [{ id: NIL_UUID }, 400, 'Unknown attribute for argument flavor_profile_.flavorprofile: id'],
   ];
   for (const [patch, status, message] of cases) {
     const body = { flavorprofile: { name: 'bad', provider_name: 'noop', flavor_data: '{}', ...patch } };

@@ -53,7 +53,7 @@ test('PUT changes name, description and enabled only', async () => {
   assert.equal(r.statusCode, 200);
   assert.deepEqual(r.json().flavor, { ...f, name: 'medium2', description: '', enabled: false });
   const profile = await h.request('PUT', `/v2/lbaas/flavors/${f.id}`, { body: { flavor: { flavor_profile_id: profileId } }, as: admin });
-  assert.equal(profile.json().faultstring, 'Unknown attribute for argument flavor: flavor_profile_id');
+  assert.equal(profile.json().faultstring, 'Unknown attribute for argument flavor_.flavor: flavor_profile_id');
   await createFlavor({ name: 'taken' });
   const dup = await h.request('PUT', `/v2/lbaas/flavors/${f.id}`, { body: { flavor: { name: 'taken' } }, as: admin });
   assert.equal(dup.statusCode, 409);

@@ -95,7 +95,7 @@ test('bad input is a 400 (or 404 for the pool) with Octavia wording, and writes 
     [{ ...base, type: 'HTTP', domain_name: 'a.example' }, 400, "Validation failure: 'http_version' must be specified when 'domain_name' is provided."],
     [{ ...base, type: 'HTTP', max_retries: 11 }, 400, "Invalid input for field/attribute max_retries. Value: '11'. Value should be lower or equal to 10"],
     [{ ...base, type: 'BOGUS' }, 400, "Invalid input for field/attribute type. Value: 'BOGUS'. Value should be one of: HTTP, HTTPS, PING, TCP, TLS-HELLO, UDP-CONNECT, SCTP"],
-    [{ ...base, type: 'TCP', description: 'x' }, 400, 'Unknown attribute for argument healthmonitor: description'],
+    [{ ...base, type: 'TCP', description: 'x' }, 400, 'Unknown attribute for argument health_monitor_.healthmonitor: description'],
     [{ ...base, pool_id: '11111111-2222-3333-4444-555555555555', type: 'TCP' }, 404, 'Pool 11111111-2222-3333-4444-555555555555 not found.'],
   ];
   for (const [body, status, message] of cases) {
@@ -118,7 +118,7 @@ test('update: fields change, nulls reset, refusals in Octavia wording, §5.2 sta
     [{ delay: null }, 'None is not a valid option for delay'],
     [{ timeout: null }, 'None is not a valid option for timeout'],
     [{ max_retries: null }, 'None is not a valid option for max_retries'],
-    [{ type: 'TCP' }, 'Unknown attribute for argument healthmonitor: type'],
+    [{ type: 'TCP' }, 'Unknown attribute for argument health_monitor_.healthmonitor: type'],
     [{ url_path: 'x y' }, "Invalid input for field/attribute url_path. Value: 'x y'. Value must be a valid URL Path string"],
     [{ domain_name: 'a.example', http_version: 1.0 }, 'http_version 1.0 is not a valid option for health monitors HTTP 1.1 domain name health check'],
   ] as const) {

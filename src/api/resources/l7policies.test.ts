@@ -145,7 +145,7 @@ test('update: action changes clear unused targets; empty update refused', async 
   for (const [body, status, message] of [
     [{}, 400, 'Invalid L7 Policy arguments: Invalid update options'],
     [{ action: 'REDIRECT_PREFIX' }, 400, 'Invalid L7 Policy arguments: redirect_prefix must not be None'],
-    [{ listener_id: listenerId }, 400, 'Unknown attribute for argument l7policy: listener_id'],
+    [{ listener_id: listenerId }, 400, 'Unknown attribute for argument l7policy_.l7policy: listener_id'],
     [{ redirect_pool_id: '11111111-2222-3333-4444-555555555555' }, 404, 'Pool 11111111-2222-3333-4444-555555555555 not found.'],
   ] as const) {
     r = await put(body);

@@ -73,7 +73,7 @@ test('bad rules are a 400 with Octavia wording and write nothing', async () => {
     [{ type: 'SSL_CONN_HAS_CERT', compare_type: 'EQUAL_TO', key: 'k', value: 'true' }, 'Error parsing L7Rule: Invalid L7 Rule: L7rule type SSL_CONN_HAS_CERT does not use the "key" field.'],
     [{ type: 'PATH', compare_type: 'EQUAL_TO', value: 'a\nb' }, "Invalid input for field/attribute value. Value: 'a\nb'. Value should match the pattern ^[^\\r\\n]*$"],
     [{ type: 'PATH', compare_type: 'EQUAL_TO' }, "Invalid input for field/attribute value. Value: 'None'. Mandatory field missing."],
-    [{ type: 'PATH', compare_type: 'EQUAL_TO', value: '/', name: 'x' }, 'Unknown attribute for argument rule: name'],
+    [{ type: 'PATH', compare_type: 'EQUAL_TO', value: '/', name: 'x' }, 'Unknown attribute for argument rule_.rule: name'],
   ];
   for (const [body, message] of cases) {
     const r = await h.request('POST', t.rules, { body: { rule: body }, as: memberA });

@@ -117,7 +117,7 @@ test('invalid input is a 400 (or 404 for a missing LB) and writes nothing', asyn
     [{ protocol_port: 80 }, 400, "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing."],
     [{ protocol: 'HTTP', protocol_port: 0 }, 400, "Invalid input for field/attribute protocol_port. Value: '0'. Value should be greater or equal to 1"],
     [{ protocol: 'FTP', protocol_port: 21 }, 400, "Invalid input for field/attribute protocol. Value: 'FTP'. Value should be one of: TCP, HTTP, HTTPS, TERMINATED_HTTPS, UDP, SCTP, PROMETHEUS"],
-    [{ protocol: 'HTTP', protocol_port: 80, bogus: 1 }, 400, 'Unknown attribute for argument listener: bogus'],
+    [{ protocol: 'HTTP', protocol_port: 80, bogus: 1 }, 400, 'Unknown attribute for argument listener_.listener: bogus'],
     [{ protocol: 'TERMINATED_HTTPS', protocol_port: 443 }, 400, 'Validation failure: An SNI or default certificate container reference must be provided for TERMINATED_HTTPS protocol listeners.'],
     [{ protocol: 'TCP', protocol_port: 80, insert_headers: { 'X-Forwarded-For': 'true' } }, 400, 'insert-headers is not a valid option for a TCP protocol listener.'],
     [{ protocol: 'UDP', protocol_port: 53, default_tls_container_ref: 'x' }, 400, 'Validation failure: UDP protocol listener does not support TLS.'],
@@ -170,7 +170,7 @@ test('update: null resets, PENDING_UPDATE on listener and LB, default pool check
   assert.equal(await h.settled(lbId), 'ACTIVE');
   const protocolChange = await h.request('PUT', `/v2/lbaas/listeners/${l.id}`, { body: { listener: { protocol: 'TCP' } }, as: memberA });
   assert.equal(protocolChange.statusCode, 400);
-  assert.equal(protocolChange.json().faultstring, 'Unknown attribute for argument listener: protocol');
+  assert.equal(protocolChange.json().faultstring, 'Unknown attribute for argument listener_.listener: protocol');
 });
 
 test('delete: PENDING_DELETE, then 404', async () => {

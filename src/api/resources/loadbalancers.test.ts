@@ -50,7 +50,7 @@ test('bad input is a 400 with the WSME body and writes nothing', async () => {
   const cases: Array<[unknown, string]> = [
     [{ loadbalancer: {} }, 'Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.'],
     [{ loadbalancer: { vip_subnet_id: 'nope' } }, "Invalid input for field/attribute vip_subnet_id. Value: 'nope'. Value should be UUID format"],
-    [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, bogus: 1 } }, 'Unknown attribute for argument loadbalancer: bogus'],
+    [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, bogus: 1 } }, 'Unknown attribute for argument load_balancer.loadbalancer: bogus'],
     [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'x'.repeat(256) } }, `Invalid input for field/attribute name. Value: '${'x'.repeat(256)}'. Value should have a maximum character requirement of 255`],
     [{ loadbalancer: { vip_subnet_id: '11111111-2222-3333-4444-555555555555' } }, 'Subnet 11111111-2222-3333-4444-555555555555 not found.'],
     [{ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, provider: 'amphora' } }, "Provider 'amphora' is not enabled."],
@@ -107,7 +107,7 @@ test('update flips to PENDING_UPDATE with the change visible; a second update wh
   assert.equal(await h.settled(lb.id), 'ACTIVE');
   const bad = await h.request('PUT', `/v2/lbaas/loadbalancers/${lb.id}`, { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } }, as: memberA });
   assert.equal(bad.statusCode, 400);
-  assert.equal(bad.json().faultstring, 'Unknown attribute for argument loadbalancer: vip_subnet_id');
+  assert.equal(bad.json().faultstring, 'Unknown attribute for argument load_balancer.loadbalancer: vip_subnet_id');
 });
 
 test('delete goes PENDING_DELETE then 404, and frees the VIP', async () => {

@@ -102,7 +102,7 @@ test('invalid members are refused and write nothing', async () => {
     [{ address: '127.32.0.31', protocol_port: 80, weight: 257 }, 400, "Invalid input for field/attribute weight. Value: '257'. Value should be lower or equal to 256"],
     [{ address: 'nope', protocol_port: 80 }, 400, "Invalid input for field/attribute address. Value: 'nope'. Value should be IPv4 or IPv6 format"],
     [{ address: '127.32.0.31' }, 400, "Invalid input for field/attribute protocol_port. Value: 'None'. Mandatory field missing."],
-    [{ address: '127.32.0.31', protocol_port: 80, description: 'x' }, 400, 'Unknown attribute for argument member: description'],
+    [{ address: '127.32.0.31', protocol_port: 80, description: 'x' }, 400, 'Unknown attribute for argument member_.member: description'],
   ];
   for (const [member, code, message] of cases) {
     const r = await h.request('POST', `/v2/lbaas/pools/${t.poolId}/members`, { body: { member }, as: memberA });
@@ -130,7 +130,7 @@ test('update resets nulls to defaults; delete goes PENDING_DELETE then away', as
   await settle(t.lbId);
   const bad = await h.request('PUT', `/v2/lbaas/pools/${t.poolId}/members/${m.id}`, { body: { member: { address: '127.32.0.41' } }, as: memberA });
   assert.equal(bad.statusCode, 400);
-  assert.equal(bad.json().faultstring, 'Unknown attribute for argument member: address');
+  assert.equal(bad.json().faultstring, 'Unknown attribute for argument member_.member: address');
   const d = await h.request('DELETE', `/v2/lbaas/pools/${t.poolId}/members/${m.id}`, { as: memberA });
   assert.equal(d.statusCode, 204);
   assert.equal(await status('member', m.id), 'PENDING_DELETE');

@@ -59,7 +59,7 @@ test('invalid quota bodies are 400 and change nothing', async () => {
   }
   const unknown = await h.request('PUT', `/v2/lbaas/quotas/${PROJECT_B}`, { body: { quota: { bogus: 1 } }, as: admin });
   assert.equal(unknown.statusCode, 400);
-  assert.equal(unknown.json().faultstring, 'Unknown attribute for argument quota: bogus');
+  assert.equal(unknown.json().faultstring, 'Unknown attribute for argument quotas.quota: bogus');
   const rows = await h.runtime.db.kysely.selectFrom('quota').selectAll().where('project_id', '=', PROJECT_B).execute();
   assert.deepEqual(rows, []);
 });
