@@ -1,26 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { migrate, openDatabase, type Db } from '../../db/database.js';
 import { defaultConfig } from '../../config.js';
-import { freshPostgresDatabase } from '../../../test/support/postgres.js';
+import type { Db } from '../../db/database.js';
+import { testDatabase as database } from '../../../test/support/postgres.js';
 import { LoopbackNetwork, MANAGEMENT_DEVICE_OWNER, MANAGEMENT_NETWORK_ID, MANAGEMENT_PROJECT_ID, MANAGEMENT_SUBNET_ID, isLoopbackAddress } from './driver.js';
 
 const A = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
 const B = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';
 const C = '5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b';
-
-/** SQLite in memory, or a fresh PostgreSQL database when OSTIA_TEST_DATABASE_URL names a server (npm test's second pass). */
-async function database(t: { after(fn: () => Promise<void>): void }): Promise<Db> {
-  const server = process.env.OSTIA_TEST_DATABASE_URL;
-  const pg = server ? await freshPostgresDatabase(server) : null;
-  const db = await openDatabase(pg?.url ?? 'sqlite:');
-  await migrate(db);
-  t.after(async () => {
-    await db.close();
-    await pg?.drop();
-  });
-  return db;
-}
 
 const allocate = (db: Db, net: LoopbackNetwork, amphoraId: string) => db.kysely.transaction().execute((trx) => net.allocateManagementAddress(trx, amphoraId));
 const mgmtPorts = (db: Db) => db.kysely.selectFrom('port').selectAll().where('device_owner', '=', MANAGEMENT_DEVICE_OWNER).orderBy('ip_address').execute();

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { migrate, openDatabase, type Db } from '../../db/database.js';
 import { defaultConfig, VIP_SUBNET_ID, VIP_NETWORK_ID, DEMO_PROJECT_ID } from '../../config.js';
-import { freshPostgresDatabase } from '../../../test/support/postgres.js';
+import type { Db } from '../../db/database.js';
+import { testDatabase as database } from '../../../test/support/postgres.js';
 import { isUuid } from '../../domain/net.js';
 import { isApiError } from '../../domain/errors.js';
 import { NetworkCatalog } from '../catalog.js';
@@ -11,18 +11,6 @@ import { networkService, type NetworkService, type PortRequest } from '../servic
 import { LoopbackNetwork } from '../loopback/driver.js';
 import { NoopNetworkDriver } from './driver.js';
 import { derivedId } from './service.js';
-
-async function database(t: { after(fn: () => Promise<void>): void }): Promise<Db> {
-  const server = process.env.OSTIA_TEST_DATABASE_URL;
-  const pg = server ? await freshPostgresDatabase(server) : null;
-  const db = await openDatabase(pg?.url ?? 'sqlite:');
-  await migrate(db);
-  t.after(async () => {
-    await db.close();
-    await pg?.drop();
-  });
-  return db;
-}
 
 function noop(): NetworkService {
   const config = { ...defaultConfig('/tmp/x').network, driver: 'noop' as const };
