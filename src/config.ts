@@ -174,8 +174,27 @@ export type Config = Static<typeof ConfigSchema>;
 /** What `compute.driver: noop` means, said wherever it shows (ostia config, ostia up, the README). */
 export const COMPUTE_NOOP_NOTICE =
   'compute.driver noop is a test mode with no data plane: the amphora provider runs its flows and keeps amphora rows, certificates and management addresses, but boots nothing, so no VIP answers and operating statuses stay OFFLINE.';
+export const NETWORK_NOOP_NOTICE =
+  'network.driver noop is a test mode: any UUID is a subnet, network or port, and VIPs get synthetic addresses (198.51.100.0/24, 2001:db8::/64) that nothing serves.';
+export const IDENTITY_TESTING_NOTICE =
+  "identity.mode testing is a test mode: callers name their own project and roles in X-Project-Id and X-Roles, so anyone can claim any role; never use it outside tests.";
 
 export const computeIsNoop = (config: Pick<Config, 'compute'>): boolean => config.compute.driver === 'noop';
+
+export interface TestMode {
+  /** The top-level config section the setting lives in. */
+  section: 'compute' | 'network' | 'identity';
+  notice: string;
+}
+
+/** Octavia's test modes this configuration turns on, each with what it means: `ostia config` and `ostia up` say them. */
+export function testModes(config: Pick<Config, 'compute' | 'network' | 'identity'>): TestMode[] {
+  const modes: TestMode[] = [];
+  if (computeIsNoop(config)) modes.push({ section: 'compute', notice: COMPUTE_NOOP_NOTICE });
+  if (config.network.driver === 'noop') modes.push({ section: 'network', notice: NETWORK_NOOP_NOTICE });
+  if (config.identity.mode === 'testing') modes.push({ section: 'identity', notice: IDENTITY_TESTING_NOTICE });
+  return modes;
+}
 
 // Stable ids so a restarted `ostia up` keeps its projects, users and networks.
 export const ADMIN_PROJECT_ID = '0a9b1a8e6f1e4c1c9b3f1c2d3e4f5a60';

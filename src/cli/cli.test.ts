@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { keystoneToken, repoRoot, startOstia, startOstiaServer } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
-import { VIP_SUBNET_ID } from '../config.js';
+import { COMPUTE_NOOP_NOTICE, IDENTITY_TESTING_NOTICE, NETWORK_NOOP_NOTICE, VIP_SUBNET_ID } from '../config.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
 const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'agent', 'trace', 'certs', 'config'];
@@ -106,7 +106,7 @@ test("up --config with identity.mode testing: warns that anyone can claim any ro
   writeFileSync(file, JSON.stringify({ ...NOOP_PROVIDERS, identity: { mode: 'testing' } }));
   const server = await startOstiaServer({ extraArgs: ['--config', file] });
   try {
-    assert.match(server.logTail(), /"level":40.*identity\.mode is 'testing'.*anyone can claim any role/);
+    assert.match(server.logTail(), /"level":40.*identity\.mode testing is a test mode.*anyone can claim any role/);
     const list = (headers: Record<string, string>) => fetch(`${server.url}/v2/lbaas/loadbalancers`, { headers });
     assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'load-balancer_member' })).status, 200);
     assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'member' })).status, 403);
@@ -278,6 +278,28 @@ test('config prints the effective configuration with every secret masked', async
 
   assert.equal(yaml.code, 0, yaml.stderr);
   assert.equal((parseYaml(yaml.stdout) as { database: { url: string } }).database.url, `sqlite:${join(dir, 'ostia.db')}`);
+});
+
+test('config says each test mode above its section (stderr with --json), and the YAML stays a valid config', async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'test-modes.json');
+  writeFileSync(file, JSON.stringify({ compute: { driver: 'noop' }, network: { driver: 'noop' }, identity: { mode: 'testing' } }));
+  const [yaml, json, plain] = await Promise.all([
+    ostia('config', '--config', file, '--data-dir', dir),
+    ostia('config', '--config', file, '--data-dir', dir, '--json'),
+    ostia('config', '--data-dir', dir),
+  ]);
+  assert.equal(yaml.code, 0, yaml.stderr);
+  for (const [section, notice] of [['compute', COMPUTE_NOOP_NOTICE], ['network', NETWORK_NOOP_NOTICE], ['identity', IDENTITY_TESTING_NOTICE]] as const) {
+    assert.ok(yaml.stdout.includes(`# ${notice}\n${section}:\n`), `${section}: ${yaml.stdout}`);
+    assert.ok(json.stderr.includes(`${notice}\n`), json.stderr);
+  }
+  const parsed = parseYaml(yaml.stdout) as { compute: { driver: string }; network: { driver: string }; identity: { mode: string } };
+  assert.deepEqual([parsed.compute.driver, parsed.network.driver, parsed.identity.mode], ['noop', 'noop', 'testing']);
+  assert.equal(JSON.parse(json.stdout).network.driver, 'noop');
+  // The defaults turn on no test mode.
+  assert.doesNotMatch(plain.stdout + plain.stderr, /test mode/);
 });
 
 test('api, worker, health and housekeeping refuse SQLite; health and housekeeping need the amphora provider', async (t) => {

@@ -1,6 +1,6 @@
 /** `ostia config`: the configuration a process started with these flags would run with. */
 import { stringify } from 'yaml';
-import { COMPUTE_NOOP_NOTICE, computeIsNoop, type Config } from '../config.js';
+import { testModes, type Config, type TestMode } from '../config.js';
 import { printJson, type Command } from './command.js';
 import { configFromFlags, databaseOption, dataDirOption, listenOptions, redactUrl } from './settings.js';
 
@@ -12,22 +12,22 @@ export const config: Command = {
     'The YAML printed is a valid config file: copy it, trim it to what you change, and pass it with --config.',
     'An empty identity.tokenSecret means the serving roles use (or create) DATA_DIR/token-secret;',
     'an empty keyManager.encryptionKey, DATA_DIR/key-manager-key.',
-    'compute.driver noop is a test mode without a data plane; the output says so (a comment above compute, or on stderr with --json).',
+    'Test modes (compute.driver noop, network.driver noop, identity.mode testing) are said as a comment above their section, or on stderr with --json.',
   ].join('\n'),
   async run(input) {
     const effective = maskSecrets(configFromFlags(config, input));
-    const testMode = computeIsNoop(effective);
+    const modes = testModes(effective);
     if (input.json) {
       printJson(effective);
-      if (testMode) process.stderr.write(`${COMPUTE_NOOP_NOTICE}\n`);
-    } else process.stdout.write(withTestModeComment(stringify(effective), testMode));
+      for (const mode of modes) process.stderr.write(`${mode.notice}\n`);
+    } else process.stdout.write(withTestModeComments(stringify(effective), modes));
     return 0;
   },
 };
 
-/** The YAML stays a valid config file: the notice is a comment right above the compute section. */
-function withTestModeComment(yaml: string, testMode: boolean): string {
-  return testMode ? yaml.replace(/^compute:$/m, `# ${COMPUTE_NOOP_NOTICE}\ncompute:`) : yaml;
+/** The YAML stays a valid config file: each notice is a comment right above its section. */
+function withTestModeComments(yaml: string, modes: readonly TestMode[]): string {
+  return modes.reduce((out, { section, notice }) => out.replace(new RegExp(`^${section}:$`, 'm'), `# ${notice}\n${section}:`), yaml);
 }
 
 const SECRET_KEY = /password|secret|encryptionkey/i;

@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { COMPUTE_NOOP_NOTICE, computeIsNoop, type Config } from '../config.js';
+import { computeIsNoop, testModes, type Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
@@ -32,7 +32,7 @@ export interface Announcement {
   pid: number;
   /** Where heartbeats are received, when this process runs the health manager. */
   health_listen?: string;
-  /** Under compute.driver noop (for a process that runs amphora flows): COMPUTE_NOOP_NOTICE. */
+  /** The test modes on (compute.driver noop, network.driver noop, identity.mode testing), each said in full. */
   test_mode?: string;
 }
 
@@ -51,8 +51,6 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
   const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
-  if (roles.api && config.identity.mode === 'testing')
-    log.warn("identity.mode is 'testing': callers name their own project and roles in X-Project-Id and X-Roles, so anyone can claim any role; never use it outside tests");
   const runtime = await openRuntime(config, roles, log);
   let url: string | undefined;
   try {
@@ -67,8 +65,9 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const clouds = url && config.identity.mode !== 'external' ? cloudsYaml(url, config) : null;
   const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
   if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
-  const testMode = roles.worker && amphoraProviderEnabled(config) && computeIsNoop(config) ? COMPUTE_NOOP_NOTICE : undefined;
-  if (testMode) log.warn(testMode);
+  const notices = testModes(config).map((m) => m.notice);
+  for (const notice of notices) log.warn(notice);
+  const testMode = notices.length ? notices.join(' ') : undefined;
   const announcement: Announcement = {
     url: url ?? null,
     clouds_yaml: cloudsFile,
