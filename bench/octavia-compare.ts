@@ -58,11 +58,8 @@ const ROLES = [
 const MEMBER = 'load-balancer_member';
 const ADMIN = 'admin';
 
-/**
- * The Ostia configuration the bench starts `ostia up` with: Octavia's testing identity and no-op drivers. The
- * key names are those issue 10 introduces; kept in one place so they are easy to follow if they change.
- */
-export function ostiaConfig(): Record<string, unknown> {
+/** The Ostia configuration the bench starts `ostia up` with: what the Octavia side runs, Octavia's testing identity and no-op drivers. */
+function ostiaConfig(): Record<string, unknown> {
   return {
     identity: { mode: 'testing' },
     network: { driver: 'noop' },
@@ -143,7 +140,7 @@ type Observations = Map<string, Observed>;
 
 const UUID_RE = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/gi;
 /** A faultstring with ids, quotes, case and spacing taken out, for a loose comparison. */
-export function looseFault(s: string | null): string {
+function looseFault(s: string | null): string {
   if (s === null) return '';
   return s.replace(UUID_RE, '<id>').replace(/["'`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
 }
@@ -586,7 +583,7 @@ interface Row {
   verdict: 'same' | 'text' | 'different' | 'missing';
 }
 
-export function compare(a: Observations, b: Observations): Row[] {
+function compare(a: Observations, b: Observations): Row[] {
   const ids = [...a.keys(), ...[...b.keys()].filter((k) => !a.has(k))];
   return ids.map((check) => {
     const x = a.get(check);

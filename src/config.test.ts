@@ -57,6 +57,9 @@ test('compute.driver is local by default, noop on request, and anything else is 
   const withDriver = (driver: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver } }));
   assert.equal(validateConfig(defaultConfig('/tmp/x')).compute.driver, 'local');
   assert.equal(withDriver('noop').compute.driver, 'noop');
-  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'compute.driver "qemu" is not one of local, noop');
+  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'invalid configuration:\n  /compute/driver: "qemu" is not one of local, noop');
+  // Every choice among fixed values is said with its values.
+  for (const [key, patch] of [['/network/driver', { network: { driver: 'neutron' } }], ['/api/policy', { api: { policy: 'strict' } }], ['/identity/mode', { identity: { mode: 'ldap' } }]] as const)
+    assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), patch)), (e: Error) => new RegExp(`${key}: "\\w+" is not one of \\w+, \\w+`).test(e.message));
   assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'noop', drvier: 'x' } })), /compute/);
 });

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
 import { parseHostPort } from './domain/net.js';
@@ -52,7 +52,7 @@ const ServiceCredentials = {
   projectDomainName: Type.String(),
 };
 
-export const ComputeDrivers = ['local', 'noop'] as const;
+const ComputeDrivers = ['local', 'noop'] as const;
 
 const ConfigSchema = Closed({
   dataDir: Type.String(),
@@ -329,10 +329,9 @@ export function loadConfig(opts: ConfigOptions = {}): Config {
 }
 
 export function validateConfig(candidate: unknown): Config {
-  checkComputeDriver(candidate);
   const errors = [...Value.Errors(ConfigSchema, candidate)];
   if (errors.length) {
-    const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+    const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${describeError(e)}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = candidate as Config;
@@ -371,11 +370,11 @@ function checkNetworkDriver(config: Config): void {
     );
 }
 
-/** Said plainly, where the schema's own message would only say 'Expected union value'. */
-function checkComputeDriver(candidate: unknown): void {
-  const driver = isObject(candidate) && isObject(candidate.compute) ? candidate.compute.driver : undefined;
-  if (driver !== undefined && !(ComputeDrivers as readonly unknown[]).includes(driver))
-    throw new ConfigError(`compute.driver ${JSON.stringify(driver)} is not one of ${ComputeDrivers.join(', ')}`);
+/** A choice among fixed values is said with its values, where the schema's own message would only say 'Expected union value'. */
+function describeError(e: ValueError): string {
+  const options = (e.schema.anyOf as TSchema[] | undefined)?.map((s) => s.const);
+  if (options?.length && options.every((o) => typeof o === 'string')) return `${JSON.stringify(e.value)} is not one of ${options.join(', ')}`;
+  return e.message;
 }
 
 /** The ovn provider cannot start without its databases, and maps only networks Ostia knows. */

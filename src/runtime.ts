@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import { computeIsNoop, publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
-import { networkService } from './network/service.js';
+import { networkService } from './network/from-config.js';
 import { providerEnabled, ProviderRegistry } from './providers/registry.js';
 import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
 import { Worker } from './controller/worker.js';
@@ -59,16 +59,10 @@ export interface Runtime {
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LoopbackNetwork }, { NoopNetworkDriver }] = await Promise.all([
-      import('./pki/ca.js'),
-      import('./network/loopback/driver.js'),
-      import('./network/noop/driver.js'),
-    ]);
+    const [{ CertificateAuthority }, { LoopbackNetwork }] = await Promise.all([import('./pki/ca.js'), import('./network/loopback/driver.js')]);
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
-    const loopback = new LoopbackNetwork(config.amphora.managementNetwork);
-    // The config allows network.driver noop with the amphora provider only where nothing boots (compute.driver noop).
-    const network = config.network.driver === 'noop' ? new NoopNetworkDriver(loopback) : loopback;
-    const common = { settings: config.amphora, network, ca, keyManager };
+    // Management addresses only under compute.driver noop, whose flows plug no VIP (the one way network.driver noop goes with amphorae).
+    const common = { settings: config.amphora, network: new LoopbackNetwork(config.amphora.managementNetwork), ca, keyManager };
     if (computeIsNoop(config)) {
       const { NoopCompute } = await import('./compute/noop/driver.js');
       // Nothing is written there: the directory only names the amphora in messages.

@@ -7,7 +7,7 @@ import type { AmphoraConfig } from '../domain/amphora-config.js';
 import type { AgentApi, AgentInfo, ApplyResult } from './client.js';
 
 /** What a no-op amphora says it runs in place of an agent and HAProxy version. */
-export const NOOP_AGENT_VERSION = 'none (no-op amphora)';
+const NOOP_AGENT_VERSION = 'none (no-op amphora)';
 
 export class NoopAgentClient implements AgentApi {
   constructor(readonly amphoraId: string) {}

@@ -44,7 +44,7 @@ export const networkRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     const db = deps.db.kysely;
     const subnets = [];
     for (const s of await network.listSubnets(db, askedIds(req.query as Query))) {
-      if (!usable((await network.network(db, s.network_id))!.projects, req.ctx.projectId, all)) continue;
+      if (!usable(network.projectsOf(s.network_id) ?? [], req.ctx.projectId, all)) continue;
       subnets.push({
         id: s.id, name: s.name, network_id: s.network_id, cidr: s.cidr, ip_version: s.ip_version,
         gateway_ip: s.gateway_ip, allocation_pools: s.allocation_pools, enable_dhcp: false,

@@ -5,10 +5,8 @@
  * (./noop/service.ts) pretends any UUID exists, as Octavia's network_noop_driver does.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { NetworkCatalog, type AllocatedPort, type PortRequest, type SubnetDef } from './catalog.js';
-import { NoopNetworkService } from './noop/service.js';
 
 export type { AllocatedPort, PortRequest, SubnetDef };
 
@@ -40,6 +38,8 @@ export interface PortInfo {
 
 export interface NetworkService {
   network(db: Kysely<Database>, id: string): Promise<NetworkInfo | undefined>;
+  /** The projects that may use network `id` (empty: every project), without a query; undefined for no such network. */
+  projectsOf(id: string): readonly string[] | undefined;
   /** `networkId` is the network the request puts the subnet on, for a subnet whose network nothing else says. */
   subnet(db: Kysely<Database>, id: string, networkId?: string): Promise<SubnetDef | undefined>;
   /** The subnet of `networkId` a VIP goes on: one of `version` when the address is given, else IPv4 first, as Octavia prefers. */
@@ -65,6 +65,9 @@ export class CatalogNetworkService implements NetworkService {
   async network(_db: Kysely<Database>, id: string) {
     const n = this.catalog.network(id);
     return n && { id: n.id, name: n.name, projects: n.projects, subnetIds: n.subnets.map((s) => s.id) };
+  }
+  projectsOf(id: string) {
+    return this.catalog.network(id)?.projects;
   }
   async subnet(_db: Kysely<Database>, id: string) {
     return this.catalog.subnet(id);
@@ -99,9 +102,4 @@ export class CatalogNetworkService implements NetworkService {
   listSecurityGroups() {
     return [...this.catalog.config.securityGroups];
   }
-}
-
-export function networkService(config: Config['network'], catalog: NetworkCatalog): NetworkService {
-  const configured = new CatalogNetworkService(catalog);
-  return config.driver === 'noop' ? new NoopNetworkService(configured) : configured;
 }

@@ -10,9 +10,16 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { setOnOffStatus, treeIds } from '../db/lb-tree.js';
+import { setOnOffStatus, settleSuccess, treeIds } from '../db/lb-tree.js';
 
-export async function settleNoDataPlaneStatuses(db: Kysely<Database> | Transaction<Database>, lbId: string): Promise<void> {
+/** settleSuccess, then the statuses above; false when the load balancer was deleted. */
+export async function settleWithoutDataPlane(trx: Transaction<Database>, lbId: string): Promise<boolean> {
+  if (!(await settleSuccess(trx, lbId))) return false;
+  await settleStatuses(trx, lbId);
+  return true;
+}
+
+async function settleStatuses(db: Kysely<Database> | Transaction<Database>, lbId: string): Promise<void> {
   const ids = await treeIds(db, lbId);
   await setOnOffStatus(db, 'health_monitor', ids.healthMonitors);
   await setOnOffStatus(db, 'l7policy', ids.l7policies);

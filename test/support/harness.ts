@@ -16,7 +16,7 @@ export const PROJECT_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 export const PROJECT_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 
 /** The user id every harness caller has. */
-export const HARNESS_USER = 'u-test';
+const HARNESS_USER = 'u-test';
 
 export interface Caller {
   project?: string;

@@ -1,22 +1,57 @@
-/** The README's table of roles and policy modes, as data: the policy rules and the API are both tested against it. */
-import type { PolicyMode } from '../../src/domain/context.js';
+/**
+ * The README's table of roles and policy modes ("Roles and policies"), read from the README
+ * itself: the policy rules and the API are both tested against it, so the table a user reads is
+ * the one that is tested.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PolicyModes, type PolicyMode } from '../../src/domain/context.js';
+import { repoRoot } from './ostia-process.js';
 
 /** What a role may do, in the words of the README's table; 'everything' is all of them and more (administration). */
 export type Grant = 'read own' | 'write own' | 'read all' | 'quotas' | 'list members' | 'everything';
 
-/** Role held on the caller's project ('' = none) → what each api.policy grants it. */
-const RW: Grant[] = ['read own', 'write own'];
-const ALL: Grant[] = ['everything'];
-export const ROLE_TABLE: Record<string, Record<PolicyMode, Grant[]>> = {
-  '': { advanced: [], keystone_default_roles: [], owner_or_admin: RW },
-  reader: { advanced: [], keystone_default_roles: ['read own'], owner_or_admin: RW },
-  member: { advanced: [], keystone_default_roles: RW, owner_or_admin: RW },
-  'load-balancer_observer': { advanced: ['read own'], keystone_default_roles: ['read own'], owner_or_admin: RW },
-  'load-balancer_member': { advanced: RW, keystone_default_roles: RW, owner_or_admin: RW },
-  'load-balancer_global_observer': { advanced: ['read all'], keystone_default_roles: ['read all'], owner_or_admin: RW },
-  'load-balancer_quota_admin': { advanced: ['quotas'], keystone_default_roles: ['quotas'], owner_or_admin: RW },
-  'load-balancer_admin': { advanced: ALL, keystone_default_roles: ALL, owner_or_admin: ALL },
-  admin: { advanced: ALL, keystone_default_roles: ALL, owner_or_admin: ALL },
-  service: { advanced: [], keystone_default_roles: ['list members'], owner_or_admin: RW },
+/** A cell's words → the grants they stand for. */
+const CELLS: Readonly<Record<string, Grant[]>> = {
+  '—': [],
+  'read own': ['read own'],
+  'read + write own': ['read own', 'write own'],
+  'read all': ['read all'],
+  quotas: ['quotas'],
+  'list members of any pool': ['list members'],
+  everything: ['everything'],
 };
 
+/** A row's first cell → the roles it is about ('' = none, or a role no rule names). */
+function rolesOf(label: string): string[] {
+  if (label === 'none, or another role') return [''];
+  const roles = [...label.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  if (!roles.length) throw new Error(`README role table: cannot read the roles of row '${label}'`);
+  return roles;
+}
+
+function readRoleTable(): Record<string, Record<PolicyMode, Grant[]>> {
+  const lines = readFileSync(join(repoRoot(), 'README.md'), 'utf8').split('\n');
+  const head = lines.findIndex((l) => /^\| role \|/.test(l));
+  if (head < 0) throw new Error("README.md has no '| role | …' table under Roles and policies");
+  const cells = (line: string) => line.split('|').slice(1, -1).map((c) => c.trim());
+  const modes = cells(lines[head]!).slice(1).map((c) => c.replace(/`/g, '')) as PolicyMode[];
+  if (modes.join() !== PolicyModes.join()) throw new Error(`README role table: columns ${modes.join(', ')}, expected ${PolicyModes.join(', ')}`);
+  const table: Record<string, Record<PolicyMode, Grant[]>> = {};
+  for (const line of lines.slice(head + 2)) {
+    if (!line.startsWith('|')) break;
+    const [label, ...row] = cells(line);
+    const byMode = Object.fromEntries(
+      modes.map((mode, i) => {
+        const grants = CELLS[row[i]!];
+        if (!grants) throw new Error(`README role table: unknown cell '${row[i]}' in row '${label}'`);
+        return [mode, grants];
+      }),
+    ) as Record<PolicyMode, Grant[]>;
+    for (const role of rolesOf(label!)) table[role] = byMode;
+  }
+  return table;
+}
+
+/** Role held on the caller's project ('' = none) → what each api.policy grants it. */
+export const ROLE_TABLE = readRoleTable();

@@ -69,8 +69,8 @@ interface ResolvedVip {
 async function resolveVip(deps: ApiDeps, db: Transaction<Database>, b: CreateInput, projectId: string): Promise<ResolvedVip> {
   const { network } = deps;
   const visible = async (networkId: string) => {
-    const n = await network.network(db, networkId);
-    return !!n && (n.projects.length === 0 || n.projects.includes(projectId));
+    const projects = network.projectsOf(networkId);
+    return !!projects && (projects.length === 0 || projects.includes(projectId));
   };
   if (b.vip_port_id) {
     const port = await network.port(db, b.vip_port_id);

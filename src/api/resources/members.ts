@@ -92,8 +92,8 @@ async function flavorAllowsSriovMembers(trx: Trx, lbId: string): Promise<boolean
 
 async function checkSubnet(deps: ApiDeps, trx: Trx, subnetId: string, projectId: string): Promise<void> {
   const subnet = await deps.network.subnet(trx, subnetId);
-  const network = subnet && (await deps.network.network(trx, subnet.network_id));
-  if (!network || (network.projects.length > 0 && !network.projects.includes(projectId))) throw apiError('INVALID_SUBRESOURCE', 'Subnet', subnetId);
+  const projects = subnet && deps.network.projectsOf(subnet.network_id);
+  if (!projects || (projects.length > 0 && !projects.includes(projectId))) throw apiError('INVALID_SUBRESOURCE', 'Subnet', subnetId);
 }
 
 /**

@@ -7,9 +7,8 @@ import { testDatabase as database } from '../../../test/support/postgres.js';
 import { isUuid } from '../../domain/net.js';
 import { isApiError } from '../../domain/errors.js';
 import { NetworkCatalog } from '../catalog.js';
-import { networkService, type NetworkService, type PortRequest } from '../service.js';
-import { LoopbackNetwork } from '../loopback/driver.js';
-import { NoopNetworkDriver } from './driver.js';
+import type { NetworkService, PortRequest } from '../service.js';
+import { networkService } from '../from-config.js';
 import { derivedId } from './service.js';
 
 function noop(): NetworkService {
@@ -120,15 +119,4 @@ test('the catalog refuses a VIP at a subnet network, broadcast or subnet-router 
   assert.match(await refusal(allocate(db, net, { subnet: v6, address: 'fd00:1::' })), /it is the subnet-router anycast address of subnet/);
   assert.equal((await allocate(db, net, { subnet: v4, address: '127.16.255.254' })).ip_address, '127.16.255.254');
   assert.equal((await allocate(db, net, { subnet: v6, address: 'fd00:1::ffff:ffff:ffff:ffff' })).ip_address, 'fd00:1::ffff:ffff:ffff:ffff');
-});
-
-test("the amphora provider's noop network plugs a VIP at any address and keeps management addresses as loopback does", async (t) => {
-  const db = await database(t);
-  const driver = new NoopNetworkDriver(new LoopbackNetwork(defaultConfig('/tmp/x').amphora.managementNetwork));
-  await driver.plugVip(randomUUID(), '198.51.100.1');
-  await driver.plugVip(randomUUID(), '2001:db8::1');
-  const amp = randomUUID();
-  assert.equal(await db.kysely.transaction().execute((trx) => driver.allocateManagementAddress(trx, amp)), '127.80.0.10');
-  await driver.releaseManagementAddress(db.kysely, amp);
-  assert.equal((await db.kysely.selectFrom('port').select('id').execute()).length, 0);
 });

@@ -10,27 +10,25 @@
  * 198.51.100.1; RFC 3849 2001:db8::/64 on a subnet whose ports are IPv6), unique per subnet
  * because ports are rows written in the create's transaction.
  */
-import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { apiError } from '../../domain/errors.js';
+import { nameBasedUuid } from '../../domain/ids.js';
 import { ipVersion, isUuid, parseCidr } from '../../domain/net.js';
 import { firstFree, insertPort, usedAddresses, type AllocatedPort, type PortRequest, type SubnetDef } from '../catalog.js';
 import type { CatalogNetworkService, NamedResource, NetworkInfo, NetworkService, PortInfo } from '../service.js';
 
-export const SYNTHETIC_RANGES = {
+const SYNTHETIC_RANGES = {
   4: { cidr: '198.51.100.0/24', pool: { start: '198.51.100.1', end: '198.51.100.254' } },
   6: { cidr: '2001:db8::/64', pool: { start: '2001:db8::1', end: '2001:db8::ffff:ffff:ffff:ffff' } },
 } as const;
 
 /** A stable UUID (version 5 layout) for the `kind` of object that belongs to `of`. */
 export function derivedId(kind: 'network' | 'subnet-v4' | 'subnet-v6' | 'port-subnet', of: string): string {
-  const h = createHash('sha256').update(`ostia-noop-${kind}:${of}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return nameBasedUuid(`ostia-noop-${kind}:${of}`);
 }
 
-export function syntheticSubnet(id: string, networkId: string, version: 4 | 6): SubnetDef {
+function syntheticSubnet(id: string, networkId: string, version: 4 | 6): SubnetDef {
   const range = SYNTHETIC_RANGES[version];
   return {
     id, name: '', network_id: networkId, cidr: range.cidr, cidrParsed: parseCidr(range.cidr)!, ip_version: version,
@@ -50,6 +48,11 @@ export class NoopNetworkService implements NetworkService {
     if (known) return known;
     const rows = await db.selectFrom('port').select('subnet_id').distinct().where('network_id', '=', id).orderBy('subnet_id').execute();
     return { id, name: '', projects: [], subnetIds: rows.map((r) => r.subnet_id) };
+  }
+
+  /** A network nothing configures is shared, as every network Octavia's no-op driver pretends is. */
+  projectsOf(id: string): readonly string[] {
+    return this.configured.projectsOf(id) ?? [];
   }
 
   async subnet(db: Kysely<Database>, id: string, networkId?: string): Promise<SubnetDef> {

@@ -13,7 +13,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { settleSuccess, treeIds } from '../../db/lb-tree.js';
-import { settleNoDataPlaneStatuses } from '../no-data-plane-statuses.js';
+import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
 
 type Trx = Transaction<Database>;
 type Table = 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor' | 'l7policy' | 'l7rule';
@@ -53,11 +53,7 @@ async function setUnmonitoredMembers(trx: Trx, poolIds: string[]): Promise<void>
 
 /** settleSuccess plus the operating statuses above; false when the load balancer was deleted. */
 export async function settleAmphoraTree(trx: Trx, lbId: string, opts: { dataPlane: boolean }): Promise<boolean> {
-  if (!opts.dataPlane) {
-    if (!(await settleSuccess(trx, lbId))) return false;
-    await settleNoDataPlaneStatuses(trx, lbId);
-    return true;
-  }
+  if (!opts.dataPlane) return settleWithoutDataPlane(trx, lbId);
   const ids = await treeIds(trx, lbId);
   const idsOf: Record<Table, string[]> = {
     load_balancer: [lbId],

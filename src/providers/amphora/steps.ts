@@ -5,7 +5,8 @@
  * id derived from the job, so a resumed job finds the amphora it started instead of making
  * a second one.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../controller/flow.js';
 import type { AmphoraTable, Database } from '../../db/schema.js';
@@ -22,9 +23,7 @@ type Q = Kysely<Database> | Transaction<Database>;
  * `index` tells apart the two an ACTIVE_STANDBY build makes; the first keeps the single id of old.
  */
 export function jobAmphoraId(jobId: string, index = 0): string {
-  const h = createHash('sha256').update(`ostia:amphora:${jobId}${index ? `:${index}` : ''}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return nameBasedUuid(`ostia:amphora:${jobId}${index ? `:${index}` : ''}`);
 }
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -281,8 +280,7 @@ async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): 
 /**
  * Makes the load balancer's VIPs reachable on the amphorae and records them there. Without a data
  * plane nothing could bind them, so they are only recorded, and every amphora gets the VRRP port
- * Octavia's no-op network driver reports: the VIP's address on a port id it invents. With a data
- * plane a MASTER or BACKUP shares the VIP's address (loopback has no per-amphora base port).
+ * Octavia's no-op network driver reports: the VIP's address on a port id it invents.
  */
 export function plugVip(load: AmphoraDepsLoader): Step {
   return {
@@ -293,7 +291,7 @@ export function plugVip(load: AmphoraDepsLoader): Step {
       const haIp = vips.addresses[0] ?? null;
       for (const amp of await builtAmphorae(ctx)) {
         if (dataPlane) for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
-        const vrrp = dataPlane ? isVrrp(amp.role) && { vrrp_ip: haIp } : { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
+        const vrrp = dataPlane ? {} : { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
         await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...vrrp });
       }
     },

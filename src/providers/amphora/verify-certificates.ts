@@ -87,6 +87,9 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
   return {
     name: 'verify-certificates',
     async run(ctx) {
+      const deps = await load();
+      // Without a data plane no VIP answers: there is nothing to probe (the certificates were read when pushed).
+      if (!deps.dataPlane) return;
       const db = ctx.db.kysely;
       const lb = await db.selectFrom('load_balancer').select(['vip_address', 'admin_state_up']).where('id', '=', ctx.loadBalancerId).executeTakeFirst();
       if (!lb?.vip_address || lb.admin_state_up !== 1) return;
@@ -99,9 +102,6 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
         .where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE'])
         .execute();
       if (!listeners.length) return;
-      const deps = await load();
-      // Without a data plane no VIP answers: there is nothing to probe (the certificates were read when pushed).
-      if (!deps.dataPlane) return;
       const change = tlsChangeOf(ctx.payload);
       const window: ProbeWindow = { signal: ctx.signal, settleMs };
       for (const listener of listeners) {

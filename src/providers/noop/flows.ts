@@ -1,16 +1,14 @@
 /** Every noop operation is one step: settle the tree's statuses. */
 import type { Flow } from '../../controller/flow.js';
-import { settleFailure, settleSuccess } from '../../db/lb-tree.js';
-import { settleNoDataPlaneStatuses } from '../no-data-plane-statuses.js';
+import { settleFailure } from '../../db/lb-tree.js';
+import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
 
 export const noopFlow: Flow = {
   steps: [
     {
       name: 'settle-statuses',
       async run(ctx) {
-        await ctx.db.kysely.transaction().execute(async (trx) => {
-          if (await settleSuccess(trx, ctx.loadBalancerId)) await settleNoDataPlaneStatuses(trx, ctx.loadBalancerId);
-        });
+        await ctx.db.kysely.transaction().execute((trx) => settleWithoutDataPlane(trx, ctx.loadBalancerId));
       },
     },
   ],
