@@ -153,6 +153,7 @@ test("up --config with identity.mode testing: warns that anyone can claim any ro
     serving(['up', '--config', file, '--data-dir', join(dir, 'text'), '--port', '0'], /Stop with Ctrl-C/),
   ]);
   let ended: Outcome;
+  const textEnded = text.stop();
   try {
     const announced = JSON.parse(json.stdout) as { url: string; clouds_yaml: string | null };
     // Tokens count for nothing here, so a clouds.yaml would only lead `openstack` into 403s.
@@ -168,7 +169,7 @@ test("up --config with identity.mode testing: warns that anyone can claim any ro
   }
   assert.match(ended.stderr, /"level":40.*identity\.mode testing is a test mode.*anyone can claim any role/);
 
-  await text.stop();
+  await textEnded;
   assert.doesNotMatch(text.stdout, /clouds\.yaml|openstack CLI/);
   const url = /listening on (http:\S+),/.exec(text.stdout)![1];
   assert.ok(
