@@ -5,12 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { keystoneToken, repoRoot, startOstia, startOstiaServer } from '../../test/support/ostia-process.js';
+import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
+import { writeAmphoraConfig } from '../../test/support/amphora-config.js';
+import { unmet } from '../../test/support/requirements.js';
 import { COMPUTE_NOOP_NOTICE, IDENTITY_TESTING_NOTICE, NETWORK_NOOP_NOTICE, VIP_SUBNET_ID } from '../config.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
@@ -33,6 +36,47 @@ function ostia(...args: string[]): Promise<Outcome> {
   child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
+}
+
+/** A serving `ostia ARGS`, once its stdout matches `ready`; stop() sends SIGTERM and gives everything it wrote. */
+function serving(args: string[], ready: RegExp): Promise<{ stdout: string; stop(): Promise<Outcome> }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const stop = async (): Promise<Outcome> => {
+    child.kill('SIGTERM');
+    return { code: await closed, ...out };
+  };
+  return new Promise((resolve, reject) => {
+    let why: string | undefined;
+    const timer = setTimeout(() => {
+      why = 'was not ready within 60 s';
+      child.kill('SIGTERM');
+    }, 60_000);
+    void closed.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`ostia ${args[0]} ${why ?? `exited with ${code} before it was ready`}:\n${out.stdout}${out.stderr}`));
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.stdout += chunk.toString();
+      if (!ready.test(out.stdout)) return;
+      clearTimeout(timer);
+      resolve({ stdout: out.stdout, stop });
+    });
+  });
+}
+
+/** Whether this process can bind `host:port` (UDP), i.e. no other process holds it. */
+async function udpFree(hostPort: string): Promise<boolean> {
+  const [host, port] = hostPort.split(':');
+  const socket = createSocket('udp4');
+  const free = await new Promise<boolean>((resolve) => {
+    socket.once('error', () => resolve(false));
+    socket.bind(Number(port), host, () => resolve(true));
+  });
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return free;
 }
 
 function tempDir(): string {
@@ -99,21 +143,40 @@ test('up --json --port 0 announces the real URL, serves the version document and
   }
 });
 
-test("up --config with identity.mode testing: warns that anyone can claim any role, and judges header identities by the policy", async (t) => {
+test("up --config with identity.mode testing: warns that anyone can claim any role, judges header identities by the policy, and serves no Keystone nor clouds.yaml", async (t) => {
   const dir = tempDir();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'testing.yaml');
   writeFileSync(file, JSON.stringify({ ...NOOP_PROVIDERS, identity: { mode: 'testing' } }));
-  const server = await startOstiaServer({ extraArgs: ['--config', file] });
+  const [json, text] = await Promise.all([
+    serving(['up', '--json', '--config', file, '--data-dir', join(dir, 'json'), '--port', '0'], /\n/),
+    serving(['up', '--config', file, '--data-dir', join(dir, 'text'), '--port', '0'], /Stop with Ctrl-C/),
+  ]);
+  let ended: Outcome;
+  const textEnded = text.stop();
   try {
-    assert.match(server.logTail(), /"level":40.*identity\.mode testing is a test mode.*anyone can claim any role/);
-    const list = (headers: Record<string, string>) => fetch(`${server.url}/v2/lbaas/loadbalancers`, { headers });
+    const announced = JSON.parse(json.stdout) as { url: string; clouds_yaml: string | null };
+    // Tokens count for nothing here, so a clouds.yaml would only lead `openstack` into 403s.
+    assert.equal(announced.clouds_yaml, null);
+    assert.equal(existsSync(join(dir, 'json', 'clouds.yaml')), false);
+    assert.equal((await fetch(`${announced.url}/identity/v3`)).status, 404, 'no embedded Keystone');
+    const list = (headers: Record<string, string>) => fetch(`${announced.url}/v2/lbaas/loadbalancers`, { headers });
     assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'load-balancer_member' })).status, 200);
     assert.equal((await list({ 'x-project-id': 'p1', 'x-roles': 'member' })).status, 403);
     assert.equal((await list({})).status, 403);
   } finally {
-    await server.stop();
+    ended = await json.stop();
   }
+  assert.match(ended.stderr, /"level":40.*identity\.mode testing is a test mode.*anyone can claim any role/);
+
+  await textEnded;
+  assert.doesNotMatch(text.stdout, /clouds\.yaml|openstack CLI/);
+  const url = /listening on (http:\S+),/.exec(text.stdout)![1];
+  assert.ok(
+    text.stdout.includes(`\nNo tokens: callers name their project and roles in headers, e.g. curl -H 'X-Project-Id: demo' -H 'X-Roles: load-balancer_member' ${url}/v2/lbaas/loadbalancers\n`),
+    text.stdout,
+  );
+  assert.equal(existsSync(join(dir, 'text', 'clouds.yaml')), false);
 });
 
 test('trace prints the provisioning steps of a load balancer, as a table and as JSON', async (t) => {
@@ -321,5 +384,43 @@ test('api, worker, health and housekeeping refuse SQLite; health and housekeepin
       noop[i]!.stderr,
       `ostia ${role}: has nothing to look after: the amphora provider is not enabled (api.enabledProviders is ["noop"]). Add 'amphora' to api.enabledProviders in the config file; the noop provider needs no 'ostia ${role}'.\n`,
     );
+  }
+});
+
+test('under compute.driver noop no health manager runs: up announces no health_listen and leaves its address free; health says there is nothing to watch', async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = await writeAmphoraConfig(dir, { compute: { driver: 'noop' } });
+  const { healthListen } = (JSON.parse(readFileSync(file, 'utf8')) as { amphora: { healthListen: string } }).amphora;
+  const up = await serving(['up', '--json', '--config', file, '--data-dir', join(dir, 'data'), '--port', '0'], /\n/);
+  try {
+    const announced = JSON.parse(up.stdout) as { url: string; health_listen?: string };
+    assert.match(announced.url, /^http:/);
+    assert.equal(announced.health_listen, undefined);
+    assert.equal(await udpFree(healthListen), true, `nothing bound ${healthListen}`);
+  } finally {
+    assert.equal((await up.stop()).code, 0);
+  }
+
+  const health = await ostia('health', '--config', file, '--data-dir', join(dir, 'none'), '--database-url', 'postgres://nobody@127.0.0.1:1/none');
+  assert.equal(health.code, 1);
+  assert.equal(health.stdout, '');
+  assert.equal(
+    health.stderr,
+    "ostia health: has nothing to watch: compute.driver is noop, so no amphora runs or sends heartbeats. Set compute.driver to local for amphorae that run; under compute.driver noop no 'ostia health' is needed.\n",
+  );
+});
+
+test('the control: with compute.driver local, up runs the health manager on its address', { skip: unmet('haproxy') }, async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = await writeAmphoraConfig(dir);
+  const { healthListen } = (JSON.parse(readFileSync(file, 'utf8')) as { amphora: { healthListen: string } }).amphora;
+  const up = await serving(['up', '--json', '--config', file, '--data-dir', join(dir, 'data'), '--port', '0'], /\n/);
+  try {
+    assert.equal((JSON.parse(up.stdout) as { health_listen?: string }).health_listen, healthListen);
+    assert.equal(await udpFree(healthListen), false, `the health manager holds ${healthListen}`);
+  } finally {
+    assert.equal((await up.stop()).code, 0);
   }
 });

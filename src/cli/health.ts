@@ -1,5 +1,5 @@
 /** `ostia health`: the health manager as its own process, beside `ostia api` and `ostia worker`. */
-import type { Config } from '../config.js';
+import { computeIsNoop, type Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
 import { providerEnabled } from '../providers/registry.js';
 import { CliError, type Command } from './command.js';
@@ -14,11 +14,12 @@ export const health: Command = {
     'Several may run against one database: each failover is claimed by locking its load balancer.',
     'With the ovn provider enabled it also watches OVN\'s Southbound Service_Monitor rows (ovn.sbConnection) for member health.',
     "'ostia up' runs the health manager itself when the amphora or ovn provider is enabled.",
+    'Under compute.driver noop no amphora runs, so there are no heartbeats to receive and no amphora health manager.',
   ].join('\n'),
   async run(input) {
     const config = configFromFlags(health, input);
     requirePostgres(config);
-    if (!ovnProviderEnabled(config)) requireAmphoraProvider(config, 'health');
+    if (!ovnProviderEnabled(config)) requireRunningAmphorae(config);
     const { serve } = await import('./serve.js');
     return serve(config, { api: false, worker: false, health: true }, input.json);
   },
@@ -27,6 +28,11 @@ export const health: Command = {
 /** Health and housekeeping look after amphorae, which only the amphora provider (or an alias) builds. */
 export function amphoraProviderEnabled(config: Config): boolean {
   return providerEnabled(config.api.enabledProviders, 'amphora');
+}
+
+/** Amphorae that run (not under compute.driver noop): only they need HAProxy and send heartbeats to watch. */
+export function amphoraeRun(config: Config): boolean {
+  return amphoraProviderEnabled(config) && !computeIsNoop(config);
 }
 
 export function ovnProviderEnabled(config: Config): boolean {
@@ -51,7 +57,16 @@ export function requireAmphoraProvider(config: Config, role: string): void {
   );
 }
 
-/** Starts the health manager beside a runtime (for `ostia health`, and `ostia up` with the amphora provider). */
+function requireRunningAmphorae(config: Config): void {
+  requireAmphoraProvider(config, 'health');
+  if (computeIsNoop(config))
+    throw new CliError(
+      'has nothing to watch: compute.driver is noop, so no amphora runs or sends heartbeats',
+      "Set compute.driver to local for amphorae that run; under compute.driver noop no 'ostia health' is needed.",
+    );
+}
+
+/** Starts the health manager beside a runtime (for `ostia health`, and `ostia up` with amphorae that run). */
 export async function startHealthManager(runtime: Runtime): Promise<{ listen: string; close(): Promise<void> }> {
   const { HealthManager } = await import('../health/index.js');
   const { db, config, log, deps } = runtime;

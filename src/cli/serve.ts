@@ -7,11 +7,11 @@
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { computeIsNoop, testModes, type Config } from '../config.js';
+import { testModes, type Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
-import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
+import { amphoraeRun, ovnProviderEnabled } from './health.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 import { claimBlock, withBlock } from './address-block.js';
@@ -30,7 +30,7 @@ export interface Announcement {
   url: string | null;
   clouds_yaml: string | null;
   pid: number;
-  /** Where heartbeats are received, when this process runs the health manager. */
+  /** Where heartbeats are received, when this process runs the amphora health manager (never under compute.driver noop). */
   health_listen?: string;
   /** The test modes on (compute.driver noop, network.driver noop, identity.mode testing), each said in full. */
   test_mode?: string;
@@ -46,7 +46,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
   // A no-op amphora runs no HAProxy and keeps no sockets.
-  if (roles.worker && amphoraProviderEnabled(options) && !computeIsNoop(options)) await preflightAmphorae(options);
+  if (roles.worker && amphoraeRun(options)) await preflightAmphorae(options);
   if (roles.api || sqlitePath(options) || roles.addressBlock) prepareDataDir(options);
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
   const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
@@ -61,8 +61,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   }
   const services = await startServices(runtime, roles);
   const healthListen = services.find((s) => s.listen)?.listen;
-  // Not in external mode: there the clouds log in at the deployment's own Keystone.
-  const clouds = url && config.identity.mode !== 'external' ? cloudsYaml(url, config) : null;
+  const clouds = url && servesKeystone(config) ? cloudsYaml(url, config) : null;
   const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
   if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
   const notices = testModes(config).map((m) => m.notice);
@@ -112,7 +111,7 @@ async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]>
   const services: Service[] = [];
   try {
     const health = await import('./health.js');
-    if (roles.health && amphoraProviderEnabled(runtime.config)) services.push(await health.startHealthManager(runtime));
+    if (roles.health && amphoraeRun(runtime.config)) services.push(await health.startHealthManager(runtime));
     if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await health.startOvnHealthWatcher(runtime));
     if (roles.housekeeping) services.push(await (await import('./housekeeping.js')).startHousekeeping(runtime));
   } catch (e) {
@@ -136,9 +135,19 @@ async function openRuntime(config: Config, roles: Roles, logger: Logger): Promis
   return runtime;
 }
 
-/** The authenticator, plus the embedded Keystone where clients log in (not in external mode). */
+/**
+ * Where clients log in at our own Keystone (and so where clouds.yaml can work): embedded, and
+ * noauth, whose tokens are ignored but whose callers are all admin. Not external (the clouds log
+ * in at the deployment's Keystone), nor testing, where the caller's project and roles come from
+ * headers, so a token-only client would be refused everything.
+ */
+function servesKeystone(config: Config): boolean {
+  return config.identity.mode === 'embedded' || config.identity.mode === 'noauth';
+}
+
+/** The authenticator, plus the embedded Keystone where clients log in (servesKeystone). */
 function identityFor(config: Config, publicUrl: () => string): Pick<RuntimeOptions, 'authenticate' | 'mounts'> {
-  if (config.identity.mode === 'external') return { authenticate: createAuthenticator(config), mounts: [] };
+  if (!servesKeystone(config)) return { authenticate: createAuthenticator(config), mounts: [] };
   const tokens = new TokenService(config.identity.tokenSecret, config.identity.tokenTtlSeconds);
   const directory = new Directory(config.identity);
   return {
@@ -169,6 +178,8 @@ function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtim
       '',
       `Clouds in that file: ${names.join(', ')}.`,
     );
+  } else if (a.url && config.identity.mode === 'testing') {
+    lines.push('', `No tokens: callers name their project and roles in headers, e.g. curl -H 'X-Project-Id: demo' -H 'X-Roles: load-balancer_member' ${a.url}/v2/lbaas/loadbalancers`);
   } else if (a.url) {
     lines.push('', `Clients authenticate with the Keystone at ${config.identity.external.authUrl}; point their catalog's load-balancer endpoint at ${a.url}.`);
   }

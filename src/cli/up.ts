@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
-import { amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
+import { amphoraeRun, amphoraProviderEnabled, ovnProviderEnabled } from './health.js';
 
 export const up: Command = {
   name: 'up',
@@ -8,9 +8,11 @@ export const up: Command = {
   options: { ...dataDirOption, ...listenOptions },
   details: [
     'On first start it creates DATA_DIR/token-secret (mode 0600); every start writes DATA_DIR/clouds.yaml',
-    'for the URL it listens on, so `openstack --os-cloud ostia loadbalancer list` works at once.',
+    'for the URL it listens on, so `openstack --os-cloud ostia loadbalancer list` works at once (not under',
+    'identity.mode external, whose clouds log in at that Keystone, nor testing, whose callers send X-Project-Id and X-Roles).',
     'With --json it prints one line once listening: {"url": ..., "clouds_yaml": ..., "pid": ...}.',
-    'With the amphora provider enabled it also runs the health manager and housekeeping (see their --help);',
+    'With the amphora provider enabled it also runs housekeeping, and the health manager unless compute.driver',
+    'is noop (no amphora runs, so none sends heartbeats); see their --help;',
     'with the ovn provider enabled, the watcher of OVN member health (Southbound Service_Monitor).',
     'Several can run side by side with their own --data-dir (and --port 0): the first start of a data',
     'directory takes a block of loopback addresses no other is bound in (VIPs in 127.16.0.0/16, amphora',
@@ -21,7 +23,7 @@ export const up: Command = {
     const { serve } = await import('./serve.js');
     const config = configFromFlags(up, input);
     const amphorae = amphoraProviderEnabled(config);
-    return serve(config, { api: true, worker: true, health: amphorae || ovnProviderEnabled(config), housekeeping: amphorae, addressBlock: amphorae }, input.json);
+    return serve(config, { api: true, worker: true, health: amphoraeRun(config) || ovnProviderEnabled(config), housekeeping: amphorae, addressBlock: amphorae }, input.json);
   },
 };
 

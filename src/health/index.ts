@@ -1,12 +1,10 @@
 /**
  * The health manager (`ostia health`, and inside `ostia up` when the amphora provider is
  * enabled): receives heartbeats, keeps operating status and statistics current, and fails
- * over amphorae that fall silent. Under compute.driver noop nothing sends heartbeats (Octavia's
- * no-op setup runs no health manager at all), so silence is not judged: no amphora is failed
- * over for it, and failover stays the admin's call (openstack loadbalancer amphora failover).
+ * over amphorae that fall silent.
  */
 import type { Logger } from 'pino';
-import { computeIsNoop, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -35,8 +33,7 @@ const MAX_PENDING_AMPHORAE = 10_000;
 
 export class HealthManager {
   private readonly receiver: HeartbeatReceiver;
-  /** Absent under compute.driver noop: see above. */
-  private readonly detector: StaleDetector | undefined;
+  private readonly detector: StaleDetector;
   private incompleteReports = 0;
   private failoversTriggered = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -56,7 +53,6 @@ export class HealthManager {
       },
       log,
     });
-    if (computeIsNoop(config)) return;
     this.detector = new StaleDetector({
       db,
       jobs: deps.jobs,
@@ -72,12 +68,9 @@ export class HealthManager {
   /** Binds the heartbeat socket and starts checking for silent amphorae; returns where it listens. */
   async start(): Promise<{ address: string; port: number }> {
     const bound = await this.receiver.start();
-    const detector = this.detector;
-    if (detector)
-      this.timer = setInterval(() => {
-        this.checking = this.checking.then(() => this.check(detector));
-      }, checkPeriodMs(this.deps.config.amphora.heartbeatTimeoutMs));
-    else this.deps.log.info('compute.driver is noop: no amphora sends heartbeats, so none is failed over for silence');
+    this.timer = setInterval(() => {
+      this.checking = this.checking.then(() => this.check());
+    }, checkPeriodMs(this.deps.config.amphora.heartbeatTimeoutMs));
     this.deps.log.info({ listen: `${bound.address}:${bound.port}` }, 'health manager receiving heartbeats');
     return bound;
   }
@@ -92,13 +85,13 @@ export class HealthManager {
     await this.receiver.close();
   }
 
-  private async check(detector: StaleDetector): Promise<void> {
+  private async check(): Promise<void> {
     let outcome: CheckOutcome;
     try {
-      outcome = await detector.check();
+      outcome = await this.detector.check();
     } catch (err) {
       this.deps.log.error({ err }, 'stale amphora check failed; waiting a full heartbeat timeout before failing anything over');
-      detector.restartGrace();
+      this.detector.restartGrace();
       return;
     }
     if (outcome.kind === 'checked') this.failoversTriggered += outcome.triggered.length;

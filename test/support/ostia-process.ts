@@ -46,7 +46,7 @@ export interface OstiaProcess extends OstiaServer {
 
 interface Announcement {
   url: string;
-  /** null in external identity mode, where Ostia writes no clouds.yaml. */
+  /** null in external and testing identity modes, where Ostia writes no clouds.yaml. */
   clouds_yaml: string | null;
   pid: number;
 }
@@ -87,7 +87,7 @@ export async function startOstia(opts: StartOptions = {}): Promise<OstiaProcess>
   const { server, cloudsYaml } = await launch(opts);
   if (!cloudsYaml) {
     await server.stop();
-    throw new Error('ostia up announced no clouds.yaml: use startOstiaServer for external identity mode');
+    throw new Error('ostia up announced no clouds.yaml: use startOstiaServer for external or testing identity mode');
   }
   const clouds = (parseYaml(readFileSync(cloudsYaml, 'utf8')) as { clouds: Record<string, { auth: CloudAuth }> }).clouds;
   const cloud = (name: string): CloudAuth => {
