@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
-import { OpenstackCli } from './support/openstack-cli.js';
+import { OpenstackCli, waitActive } from './support/openstack-cli.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -34,20 +34,24 @@ describe('compute.driver noop through the openstack CLI', { skip: unmet('opensta
   let ostia: OstiaProcess;
   let cli: OpenstackCli;
   let configDir: string;
-  let lb: Obj;
 
-  const amphorae = async () =>
+  /** The ACTIVE_STANDBY flavor and the load balancer built with it, made by whichever test needs them first. */
+  let flavor: Promise<string> | undefined;
+  const ensureFlavor = (): Promise<string> =>
+    (flavor ??= (async () => {
+      const profile = await cli.json(ADMIN, ['loadbalancer', 'flavorprofile', 'create', '--name', 'ha', '--provider', 'amphora', '--flavor-data', '{"loadbalancer_topology": "ACTIVE_STANDBY"}']);
+      await cli.json(ADMIN, ['loadbalancer', 'flavor', 'create', '--name', 'ha', '--flavorprofile', String(profile.id), '--enable']);
+      return 'ha';
+    })());
+  let haLb: Promise<Obj> | undefined;
+  const ensureLb = (): Promise<Obj> =>
+    (haLb ??= (async () => {
+      const [name, subnet] = await Promise.all([ensureFlavor(), ostia.subnetId('public-subnet')]);
+      return cli.json<Obj>(DEMO, ['loadbalancer', 'create', '--name', 'noop-ha', '--vip-subnet-id', subnet, '--flavor', name, '--wait']);
+    })());
+
+  const amphorae = async (lb: Obj) =>
     (await cli.json<Obj[]>(ADMIN, ['loadbalancer', 'amphora', 'list', '--loadbalancer', String(lb.id)])).sort((a, b) => String(a.role).localeCompare(String(b.role)));
-  const settled = async () => {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const status = (await cli.json(ADMIN, ['loadbalancer', 'show', String(lb.id)])).provisioning_status;
-      if (status === 'ACTIVE') return;
-      assert.ok(!String(status).startsWith('PENDING_') || Date.now() < deadline, `load balancer still ${String(status)}`);
-      assert.notEqual(status, 'ERROR');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
 
   before(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'ostia-amphora-noop-'));
@@ -69,13 +73,10 @@ describe('compute.driver noop through the openstack CLI', { skip: unmet('opensta
   });
 
   it('builds an ACTIVE_STANDBY load balancer as a MASTER and a BACKUP that stay OFFLINE', { timeout: 180_000 }, async () => {
-    const profile = await cli.json(ADMIN, ['loadbalancer', 'flavorprofile', 'create', '--name', 'ha', '--provider', 'amphora', '--flavor-data', '{"loadbalancer_topology": "ACTIVE_STANDBY"}']);
-    await cli.json(ADMIN, ['loadbalancer', 'flavor', 'create', '--name', 'ha', '--flavorprofile', String(profile.id), '--enable']);
-    const subnet = await ostia.subnetId('public-subnet');
-    lb = await cli.json(DEMO, ['loadbalancer', 'create', '--name', 'noop-ha', '--vip-subnet-id', subnet, '--flavor', 'ha', '--wait']);
+    const lb = await ensureLb();
     assert.equal(lb.provisioning_status, 'ACTIVE');
     assert.equal(lb.operating_status, 'OFFLINE');
-    const [backup, master, ...others] = await amphorae();
+    const [backup, master, ...others] = await amphorae(lb);
     assert.equal(others.length, 0);
     assert.deepEqual([master!.role, master!.status, backup!.role, backup!.status], ['MASTER', 'ALLOCATED', 'BACKUP', 'ALLOCATED']);
     const shown = await cli.json(ADMIN, ['loadbalancer', 'amphora', 'show', String(master!.id)]);
@@ -87,22 +88,24 @@ describe('compute.driver noop through the openstack CLI', { skip: unmet('opensta
   });
 
   it('configures and fails over an amphora; its stats are not found, as in Octavia', { timeout: 180_000 }, async () => {
-    const [backup, master] = await amphorae();
+    const lb = await ensureLb();
+    const [backup, master] = await amphorae(lb);
     await cli.ok(ADMIN, ['loadbalancer', 'amphora', 'configure', String(master!.id)]);
     const stats = await cli.run(ADMIN, ['loadbalancer', 'amphora', 'stats', 'show', String(master!.id)]);
     assert.notEqual(stats.code, 0);
     assert.match(stats.stderr, new RegExp(`Amphora stats for ${String(master!.id)} not found`));
 
     await cli.ok(ADMIN, ['loadbalancer', 'amphora', 'failover', String(master!.id)]);
-    await settled();
-    const [backup2, master2, ...others] = await amphorae();
+    await waitActive(cli, ADMIN, String(lb.id));
+    const [backup2, master2, ...others] = await amphorae(lb);
     assert.equal(others.length, 0);
     assert.equal(backup2!.id, backup!.id);
     assert.notEqual(master2!.id, master!.id);
     assert.deepEqual([master2!.role, master2!.status], ['MASTER', 'ALLOCATED']);
   });
 
-  it('started no agent and no HAProxy, and a cascade delete removes the amphorae', { timeout: 120_000 }, async () => {
+  it('started no agent and no HAProxy, and a cascade delete removes the amphorae', { timeout: 180_000 }, async () => {
+    const lb = await ensureLb();
     assert.equal(existsSync(join(ostia.dataDir, 'amphorae')), false);
     assert.deepEqual(processesUnder(join(ostia.dataDir, 'amphorae')), []);
     assert.deepEqual(childrenOf(ostia.pid), []);

@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
-import { OpenstackCli } from './support/openstack-cli.js';
+import { OpenstackCli, waitActive } from './support/openstack-cli.js';
 import { randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../src/keymanager/testing.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
@@ -99,6 +99,73 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     return String(stored['Secret href']);
   }
 
+  /** The secrets and containers every TLS test refers to, stored by whichever test needs them first. */
+  let secretsStored: Promise<void> | undefined;
+  const ensureSecrets = (): Promise<void> =>
+    (secretsStored ??= (async () => {
+      [refs.www, refs.www2, refs.api, refs.other, refs.lbClient] = await Promise.all([
+        storePkcs12('www', certs.www!),
+        storePkcs12('www-renewed', certs.www2!),
+        storeContainer('api', certs.api!),
+        storeContainer('other', certs.other!),
+        storeContainer('lb-client', certs.lbClient!),
+      ]);
+      [refs.trust, refs.clientsCa] = await Promise.all([storePem('members-ca', pki.intermediate.certPem + pki.root.certPem), storePem('clients-ca', certs.clientsCa!.certPem)]);
+      refs.clientsCrl = await storePem('clients-crl', pki.crl(certs.clientsCa!).toString());
+    })());
+
+  /**
+   * The amphora load balancer, its re-encrypting pool with both members, and the HTTPS listener
+   * serving www by default and www and api by SNI, built by whichever test needs them first.
+   */
+  let httpsBuilt: Promise<void> | undefined;
+  const ensureHttps = (): Promise<void> =>
+    (httpsBuilt ??= (async () => {
+      await ensureSecrets();
+      lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'tls', '--provider', 'amphora', '--vip-subnet-id', 'public-subnet', '--wait']);
+      vip = String(lb.vip_address);
+      pool = await show(DEMO, [
+        'loadbalancer', 'pool', 'create', '--loadbalancer', String(lb.id), '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN',
+        '--enable-tls', '--tls-container-ref', refs.lbClient!, '--ca-tls-container-ref', refs.trust!, '--name', 'reencrypt', '--wait',
+      ]);
+      for (const b of backends)
+        await cli.ok(DEMO, ['loadbalancer', 'member', 'create', '--address', b.address, '--protocol-port', String(b.port), '--subnet-id', 'private-subnet', '--wait', String(pool.id)]);
+      https = await show(DEMO, [
+        'loadbalancer', 'listener', 'create', '--name', 'https', '--protocol', 'TERMINATED_HTTPS', '--protocol-port', String(httpsPort),
+        '--default-tls-container-ref', refs.www!, '--default-pool', String(pool.id), '--insert-headers', 'X-Forwarded-Proto=true',
+        '--sni-container-refs', refs.www!, refs.api!, '--wait', String(lb.id),
+      ]);
+    })());
+
+  /** Waits until the listener leaves its PENDING_ state; returns it as the API shows it. */
+  async function listenerSettled(id: string): Promise<Obj> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const listener = await apiListener(id);
+      if (!String(listener.provisioning_status).startsWith('PENDING_')) return listener;
+      assert.ok(Date.now() < deadline, `listener ${id} still ${String(listener.provisioning_status)} after 120 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /**
+   * Puts the HTTPS listener's certificates (named as in `refs`, which exist only once stored) in
+   * the state a test starts from, in one update whatever an earlier test left, ERROR included,
+   * and waits for listener and load balancer ACTIVE.
+   */
+  async function startFromCerts(defaultName: string, sniNames: string[]): Promise<void> {
+    await ensureHttps();
+    const [defaultRef, ...sniRefs] = [defaultName, ...sniNames].map((name) => refs[name]!);
+    const res = await fetch(`${ostia.url}/v2/lbaas/listeners/${String(https.id)}`, {
+      method: 'PUT',
+      headers: { 'x-auth-token': await ostia.token(DEMO), 'content-type': 'application/json' },
+      body: JSON.stringify({ listener: { default_tls_container_ref: defaultRef, sni_container_refs: sniRefs } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    assert.equal((await listenerSettled(String(https.id))).provisioning_status, 'ACTIVE');
+    await waitActive(cli, DEMO, String(lb.id));
+  }
+
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ostia-amphora-tls-'));
     pki = createTestPki();
@@ -134,33 +201,13 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
   });
 
   it('stores a PKCS#12 bundle and certificate containers with the barbican client', { timeout: 120_000 }, async () => {
-    [refs.www, refs.www2, refs.api, refs.other, refs.lbClient] = await Promise.all([
-      storePkcs12('www', certs.www!),
-      storePkcs12('www-renewed', certs.www2!),
-      storeContainer('api', certs.api!),
-      storeContainer('other', certs.other!),
-      storeContainer('lb-client', certs.lbClient!),
-    ]);
-    [refs.trust, refs.clientsCa] = await Promise.all([storePem('members-ca', pki.intermediate.certPem + pki.root.certPem), storePem('clients-ca', certs.clientsCa!.certPem)]);
-    refs.clientsCrl = await storePem('clients-crl', pki.crl(certs.clientsCa!).toString());
+    await ensureSecrets();
     assert.match(refs.www!, /\/key-manager\/v1\/secrets\/[0-9a-f-]{36}$/);
     assert.match(refs.api!, /\/key-manager\/v1\/containers\/[0-9a-f-]{36}$/);
   });
 
   it('terminates TLS with SNI for two names and re-encrypts to members with its own client certificate', { timeout: 180_000 }, async () => {
-    lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'tls', '--provider', 'amphora', '--vip-subnet-id', 'public-subnet', '--wait']);
-    vip = String(lb.vip_address);
-    pool = await show(DEMO, [
-      'loadbalancer', 'pool', 'create', '--loadbalancer', String(lb.id), '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN',
-      '--enable-tls', '--tls-container-ref', refs.lbClient!, '--ca-tls-container-ref', refs.trust!, '--name', 'reencrypt', '--wait',
-    ]);
-    for (const b of backends)
-      await cli.ok(DEMO, ['loadbalancer', 'member', 'create', '--address', b.address, '--protocol-port', String(b.port), '--subnet-id', 'private-subnet', '--wait', String(pool.id)]);
-    https = await show(DEMO, [
-      'loadbalancer', 'listener', 'create', '--name', 'https', '--protocol', 'TERMINATED_HTTPS', '--protocol-port', String(httpsPort),
-      '--default-tls-container-ref', refs.www!, '--default-pool', String(pool.id), '--insert-headers', 'X-Forwarded-Proto=true',
-      '--sni-container-refs', refs.www!, refs.api!, '--wait', String(lb.id),
-    ]);
+    await ensureHttps();
     assert.equal(https.provisioning_status, 'ACTIVE');
 
     for (const host of ['www.example.com', 'api.example.com']) {
@@ -176,7 +223,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.equal((await curl('other.example.com', httpsPort)).code, 60, 'a name no certificate covers fails verification');
   });
 
-  it('keeps keys owner-only in the amphora directory and out of haproxy.cfg', () => {
+  it('keeps keys owner-only in the amphora directory and out of haproxy.cfg', { timeout: 180_000 }, async () => {
+    await ensureHttps();
     const [amphora] = readdirSync(amphoraRoot());
     const root = join(amphoraRoot(), amphora!);
     const tls = join(root, 'tls');
@@ -190,7 +238,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.doesNotMatch(readFileSync(join(root, 'agent.log'), 'utf8'), /PRIVATE KEY/);
   });
 
-  it('asks for client certificates: a client of the CA is let in and named to members, others are refused', { timeout: 120_000 }, async () => {
+  it('asks for client certificates: a client of the CA is let in and named to members, others are refused', { timeout: 180_000 }, async () => {
+    await ensureHttps();
     await cli.ok(DEMO, [
       'loadbalancer', 'listener', 'create', '--name', 'mtls', '--protocol', 'TERMINATED_HTTPS', '--protocol-port', String(mtlsPort),
       '--default-tls-container-ref', refs.www!, '--default-pool', String(pool.id),
@@ -208,6 +257,7 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
   });
 
   it('renews in place under load: no failed request, no reload, the new certificate served for each name', { timeout: 180_000 }, async () => {
+    await ensureHttps();
     const workersBefore = processesUnder(amphoraRoot()).sort();
     const load = loadOnVip(vip, httpsPort, 'www.example.com', readFileSync(file('trust.pem')));
     await load.started;
@@ -235,7 +285,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).provisioning_status, 'ACTIVE');
   }
 
-  it('replaces the default certificate with one for another name: served without SNI and for its name, ACTIVE', { timeout: 180_000 }, async () => {
+  it('replaces the default certificate with one for another name: served without SNI and for its name, ACTIVE', { timeout: 300_000 }, async () => {
+    await startFromCerts('www2', ['www2', 'api']);
     // www2 and api become other, www2 and api: a reload (one slot more).
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--wait', String(https.id)]);
     await assertSettled();
@@ -255,8 +306,9 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.equal((await curl('other.example.com', httpsPort)).code, 60, 'other.example.com is no longer served with its certificate');
   });
 
-  it('replaces and removes SNI certificates: each name the certificate that now covers it, names no longer covered the default', { timeout: 180_000 }, async () => {
-    // Back to other by default; www2 and api replaced by www alone (a reload: one slot fewer).
+  it('replaces and removes SNI certificates: each name the certificate that now covers it, names no longer covered the default', { timeout: 300_000 }, async () => {
+    await startFromCerts('www', ['www2', 'api']);
+    // Other by default; www2 and api replaced by www alone (a reload: one slot fewer).
     await cli.ok(DEMO, ['loadbalancer', 'listener', 'set', '--default-tls-container-ref', refs.other!, '--sni-container-refs', refs.www!, '--wait', String(https.id)]);
     await assertSettled();
     assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.other!), fingerprint(certs.www!), fingerprint(certs.other!)]);
@@ -274,7 +326,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.deepEqual(await servedFor([null, 'api.example.com', 'other.example.com']), [fingerprint(certs.other!), fingerprint(certs.other!), fingerprint(certs.other!)]);
   });
 
-  it('rolls back a change the VIP does not apply, and says why', { timeout: 120_000 }, async () => {
+  it('rolls back a change the VIP does not apply, and says why', { timeout: 300_000 }, async () => {
+    await startFromCerts('other', []);
     const [amphora] = readdirSync(amphoraRoot());
     // The agent swaps the default certificate through HAProxy's stats socket: an impostor there
     // reports the swap done while HAProxy goes on serving the certificate it had.
@@ -301,24 +354,22 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     assert.deepEqual(await servedFor([null, 'www.example.com', 'api.example.com']), [fingerprint(certs.www!), fingerprint(certs.www!), fingerprint(certs.api!)]);
   });
 
-  it('adds Strict-Transport-Security when HSTS is set through the API', { timeout: 60_000 }, async () => {
+  it('adds Strict-Transport-Security when HSTS is set through the API', { timeout: 180_000 }, async () => {
+    await ensureHttps();
     const res = await fetch(`${ostia.url}/v2/lbaas/listeners/${String(https.id)}`, {
       method: 'PUT',
       headers: { 'x-auth-token': await ostia.token(DEMO), 'content-type': 'application/json' },
       body: JSON.stringify({ listener: { hsts_max_age: 31536000, hsts_include_subdomains: true } }),
     });
     assert.equal(res.status, 200, await res.text());
-    const deadline = Date.now() + 30_000;
-    while ((await apiListener(String(https.id))).provisioning_status !== 'ACTIVE') {
-      assert.ok(Date.now() < deadline, 'the listener did not become ACTIVE');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    assert.equal((await listenerSettled(String(https.id))).provisioning_status, 'ACTIVE');
     const r = await curl('www.example.com', httpsPort);
     assert.equal(r.code, 0, r.body);
     assert.match(r.headers, /^strict-transport-security: max-age=31536000; includeSubDomains;\r?$/im);
   });
 
   it('another project can neither read the secrets nor reference them, and learns nothing of them', { timeout: 120_000 }, async () => {
+    await ensureSecrets();
     const read = await cli.fails(ALT, ['secret', 'get', refs.www!]);
     assert.match(read, /Forbidden/);
     const altLb = await show(ALT, ['loadbalancer', 'create', '--name', 'alt', '--provider', 'amphora', '--vip-subnet-id', 'public-subnet', '--wait']);
@@ -334,7 +385,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     }
   });
 
-  it('a cascade delete leaves no process and no key behind', { timeout: 120_000 }, async () => {
+  it('a cascade delete leaves no process and no key behind', { timeout: 180_000 }, async () => {
+    await ensureHttps();
     await cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', String(lb.id)]);
     assert.deepEqual(processesUnder(amphoraRoot()), []);
   });

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
-import { OpenstackCli } from './support/openstack-cli.js';
+import { OpenstackCli, waitActive } from './support/openstack-cli.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -50,18 +50,6 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
     const text = await res.text();
     return { status: res.status, body: text ? (JSON.parse(text) as Obj) : {} };
-  }
-
-  /** For commands whose own --wait is unusable: polls the load balancer until it is ACTIVE again. */
-  async function lbActive(cloud: string, lbId: unknown): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { body } = await api(cloud, 'GET', `/v2/lbaas/loadbalancers/${String(lbId)}`);
-      const status = (body.loadbalancer as Obj | undefined)?.provisioning_status;
-      if (status === 'ACTIVE') return;
-      if (Date.now() > deadline) throw new Error(`load balancer ${String(lbId)} still ${String(status)} after 30 s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
   }
 
   before(async () => {
@@ -353,7 +341,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
       // swapped (GET /l7policies/<rule>/rules/<policy> → 404), so wait here instead.
       rule = await show(DEMO, ['loadbalancer', 'l7rule', 'create', 'pol1', '--type', 'PATH', '--compare-type', 'STARTS_WITH', '--value', '/api']);
       assert.equal(rule.provisioning_status, 'PENDING_CREATE');
-      await lbActive(DEMO, lb.id);
+      await waitActive(cli, DEMO, String(lb.id));
       rule = await show(DEMO, ['loadbalancer', 'l7rule', 'show', 'pol1', String(rule.id)]);
       assert.equal(rule.type, 'PATH');
       assert.equal(rule.compare_type, 'STARTS_WITH');

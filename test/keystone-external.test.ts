@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { KEYSTONE_REGION, startKeystone, type KeystoneAccount, type RealKeystone } from './support/keystone.js';
 import { unmet } from './support/requirements.js';
 import { startOstiaServer, type OstiaServer } from './support/ostia-process.js';
-import { OpenstackCli } from './support/openstack-cli.js';
+import { OpenstackCli, waitActive } from './support/openstack-cli.js';
 
 type Obj = Record<string, unknown>;
 
@@ -26,7 +26,6 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
   let ostia: OstiaServer;
   let cli: OpenstackCli;
   let scratch: string;
-  const lbIds: Record<'tenant1' | 'tenant2', string> = { tenant1: '', tenant2: '' };
 
   /** One cloud per account, all password auth at the real Keystone; none names Ostia. */
   function writeCloudsYaml(accounts: Record<string, KeystoneAccount>): string {
@@ -65,6 +64,20 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
   const list = (cloud: string) => cli.json<Obj[]>(cloud, ['loadbalancer', 'list']);
   const ids = (lbs: Obj[]) => lbs.map((lb) => lb.id).sort();
 
+  /** One load balancer per member project, created by whichever test needs them first. */
+  let tenantLbs: Promise<{ lb1: Obj; lb2: Obj }> | undefined;
+  const ensureTenantLbs = (): Promise<{ lb1: Obj; lb2: Obj }> =>
+    (tenantLbs ??= (async () => {
+      const create = (cloud: string, name: string) =>
+        cli.json<Obj>(cloud, ['loadbalancer', 'create', '--name', name, '--vip-subnet-id', 'public-subnet', '--wait']);
+      const [lb1, lb2] = await Promise.all([create('member1', 'ext-lb-1'), create('member2', 'ext-lb-2')]);
+      return { lb1, lb2 };
+    })());
+  const lbIds = async () => {
+    const { lb1, lb2 } = await ensureTenantLbs();
+    return { tenant1: String(lb1.id), tenant2: String(lb2.id) };
+  };
+
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'ostia-external-'));
     const started = Date.now();
@@ -91,12 +104,10 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
   });
 
   it('members create load balancers in their own projects, found through the real catalog', async () => {
-    const create = (cloud: string, name: string) =>
-      cli.json<Obj>(cloud, ['loadbalancer', 'create', '--name', name, '--vip-subnet-id', 'public-subnet', '--wait']);
-    const [lb1, lb2] = await Promise.all([create('member1', 'ext-lb-1'), create('member2', 'ext-lb-2')]);
+    const { lb1, lb2 } = await ensureTenantLbs();
     for (const [lb, account, name] of [
-      [lb1!, keystone.accounts.member1, 'ext-lb-1'],
-      [lb2!, keystone.accounts.member2, 'ext-lb-2'],
+      [lb1, keystone.accounts.member1, 'ext-lb-1'],
+      [lb2, keystone.accounts.member2, 'ext-lb-2'],
     ] as const) {
       assert.equal(lb.name, name);
       assert.equal(lb.provisioning_status, 'ACTIVE');
@@ -104,42 +115,44 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
       assert.equal(lb.project_id, account.projectId);
       assert.match(String(lb.vip_address), /^127\.16\./);
     }
-    lbIds.tenant1 = String(lb1!.id);
-    lbIds.tenant2 = String(lb2!.id);
   });
 
   it("a member lists and shows its project's load balancer only", async () => {
+    const { tenant1 } = await lbIds();
     const [mine, shown] = await Promise.all([list('member1'), cli.json<Obj>('member1', ['loadbalancer', 'show', 'ext-lb-1'])]);
-    assert.deepEqual(ids(mine), [lbIds.tenant1]);
-    assert.equal(shown.id, lbIds.tenant1);
+    assert.deepEqual(ids(mine), [tenant1]);
+    assert.equal(shown.id, tenant1);
     assert.equal(shown.project_id, keystone.accounts.member1.projectId);
     assert.equal(shown.provisioning_status, 'ACTIVE');
   });
 
   it('a member of another project neither lists nor shows it', async () => {
+    const { tenant1, tenant2 } = await lbIds();
     const [theirs, byId, byName] = await Promise.all([
       list('member2'),
-      cli.fails('member2', ['loadbalancer', 'show', lbIds.tenant1, '-f', 'json']),
+      cli.fails('member2', ['loadbalancer', 'show', tenant1, '-f', 'json']),
       cli.fails('member2', ['loadbalancer', 'show', 'ext-lb-1', '-f', 'json']),
     ]);
-    assert.deepEqual(ids(theirs), [lbIds.tenant2]);
+    assert.deepEqual(ids(theirs), [tenant2]);
     // By id the client GETs the object: Octavia refuses another project's with 403. By name it is simply not found.
     assert.match(byId, FORBIDDEN);
     assert.match(byName, /Unable to locate ext-lb-1 in loadbalancers/);
   });
 
   it('a reader lists its project but cannot create (403)', async () => {
+    const { tenant1 } = await lbIds();
     const [seen, refused] = await Promise.all([
       list('reader1'),
       cli.fails('reader1', ['loadbalancer', 'create', '--name', 'ext-lb-reader', '--vip-subnet-id', 'public-subnet', '-f', 'json']),
     ]);
-    assert.deepEqual(ids(seen), [lbIds.tenant1]);
+    assert.deepEqual(ids(seen), [tenant1]);
     assert.match(refused, FORBIDDEN);
   });
 
   it('the cloud admin sees both projects', async () => {
+    const { tenant1, tenant2 } = await lbIds();
     const all = await list('admin');
-    assert.deepEqual(ids(all), [lbIds.tenant1, lbIds.tenant2].sort());
+    assert.deepEqual(ids(all), [tenant1, tenant2].sort());
   });
 
   it('an unknown or missing token gets 401 from Ostia', async () => {
@@ -153,7 +166,7 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
 
   it("Keystone's plain member role is refused everything under the default policy, as in Octavia 11", async () => {
     const refusals = await Promise.all(
-      [['loadbalancer', 'list'], ['loadbalancer', 'provider', 'list'], ['loadbalancer', 'flavor', 'list'], ['loadbalancer', 'show', lbIds.tenant1],
+      [['loadbalancer', 'list'], ['loadbalancer', 'provider', 'list'], ['loadbalancer', 'flavor', 'list'],
         ['loadbalancer', 'create', '--name', 'plain', '--vip-subnet-id', randomUUID()]].map((args) => cli.fails('plainMember1', [...args, '-f', 'json'])),
     );
     for (const refused of refusals) assert.match(refused, FORBIDDEN);
@@ -176,7 +189,7 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
     const policy = await show(['loadbalancer', 'l7policy', 'create', String(listener.id), '--action', 'REJECT', '--wait']);
     // octaviaclient's `l7rule create --wait` re-reads with the ids swapped (see cli-lifecycle): wait by hand.
     const rule = await show(['loadbalancer', 'l7rule', 'create', String(policy.id), '--type', 'PATH', '--compare-type', 'STARTS_WITH', '--value', '/x']);
-    await lbActiveByCli(cloud, String(lb.id));
+    await waitActive(cli, cloud, String(lb.id));
     const tree = JSON.parse((await cli.ok(cloud, ['loadbalancer', 'status', 'show', String(lb.id)])).stdout) as { loadbalancer: Obj };
     const l = tree.loadbalancer as any;
     // Octavia 11 with no-op drivers: nothing reports health.
@@ -198,16 +211,6 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
       assert.deepEqual(amphorae.map((a) => [a.role, a.status]), [['STANDALONE', 'ALLOCATED']]);
     }
     for (const id of [lb.id, byNetwork.id]) await cli.ok(cloud, ['loadbalancer', 'delete', '--cascade', String(id), '--wait']);
-  }
-
-  async function lbActiveByCli(cloud: string, lbId: string): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const lb = await cli.json<Obj>(cloud, ['loadbalancer', 'show', lbId]);
-      if (lb.provisioning_status === 'ACTIVE') return;
-      if (Date.now() > deadline) throw new Error(`load balancer ${lbId} still ${String(lb.provisioning_status)} after 60 s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
   }
 
   it('with no-op networking every resource type is created on random UUIDs: noop provider', () => randomUuidTree('noop'));

@@ -110,6 +110,22 @@ export class OpenstackCli {
   }
 }
 
+/**
+ * Polls `loadbalancer show` until the load balancer is ACTIVE, for steps whose own `--wait` is
+ * unusable or absent. ERROR never turns ACTIVE by itself, so it ends the wait at once; a status
+ * still not ACTIVE after `timeoutMs` (generous: the machine may be loaded) ends it too, naming it.
+ */
+export async function waitActive(cli: OpenstackCli, cloud: string, lbId: string, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = String((await cli.json(cloud, ['loadbalancer', 'show', lbId])).provisioning_status);
+    if (status === 'ACTIVE') return;
+    if (status === 'ERROR') throw new Error(`load balancer ${lbId} went to ERROR instead of ACTIVE`);
+    if (Date.now() > deadline) throw new Error(`load balancer ${lbId} still ${status} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
