@@ -182,7 +182,8 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     certs.lbClient = pki.leaf({ cn: 'lb-client', key: 'ec-p256' });
     writeFileSync(file('trust.pem'), pki.intermediate.certPem + pki.root.certPem);
 
-    const configFile = await writeAmphoraConfig(dir);
+    // No test here is about failover: a heartbeat late on a loaded machine must not replace the amphora mid-test.
+    const configFile = await writeAmphoraConfig(dir, { amphora: { heartbeatTimeoutMs: 30_000 } });
     ostia = await startOstia({ extraArgs: ['--config', configFile] });
     cli = new OpenstackCli(ostia.cloudsYaml, { concurrency: 4 });
     // HTTPS members that accept only clients holding a certificate of the test PKI.
@@ -355,7 +356,7 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
   });
 
   it('adds Strict-Transport-Security when HSTS is set through the API', { timeout: 180_000 }, async () => {
-    await ensureHttps();
+    await startFromCerts('www', []);
     const res = await fetch(`${ostia.url}/v2/lbaas/listeners/${String(https.id)}`, {
       method: 'PUT',
       headers: { 'x-auth-token': await ostia.token(DEMO), 'content-type': 'application/json' },
