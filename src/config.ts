@@ -105,6 +105,12 @@ const ConfigSchema = Closed({
     /** Where `ostia health` receives heartbeats (host:port); amphorae send there. */
     healthListen: Type.String(),
     heartbeatIntervalMs: Type.Integer({ minimum: 100 }),
+    /**
+     * Each amphora's heartbeat key is derived from this and its id, so no key is stored. At least
+     * 32 characters; empty means DATA_DIR/heartbeat-secret, generated on first start (`ostia up`).
+     * `ostia worker` and `ostia health` run apart must both be given the same one.
+     */
+    heartbeatSecret: Type.String(),
     /** An amphora silent this long is stale and is failed over. */
     heartbeatTimeoutMs: Type.Integer({ minimum: 200 }),
     /** How long a new amphora's agent may take to answer. */
@@ -267,6 +273,7 @@ export function defaultConfig(dataDir: string): Config {
       agentPort: 9443,
       healthListen: '127.0.0.1:5555',
       heartbeatIntervalMs: 1000,
+      heartbeatSecret: '',
       heartbeatTimeoutMs: 3000,
       bootTimeoutMs: 30000,
       certValidityDays: 30,
@@ -340,6 +347,7 @@ export function validateConfig(candidate: unknown): Config {
   if (config.identity.mode === 'external' && !config.identity.external.authUrl)
     throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
   checkHealthListen(config.amphora.healthListen);
+  checkHeartbeatSecret(config.amphora.heartbeatSecret);
   checkKeyManager(config);
   checkOvn(config);
   checkNetworkDriver(config);
@@ -414,6 +422,22 @@ export function ensureKeyManagerKey(config: Config, read: () => string | null, w
   const key = read() ?? randomBytes(32).toString('base64');
   write(key);
   return { ...config, keyManager: { ...config.keyManager, encryptionKey: key } };
+}
+
+/** A short secret could be guessed from one heartbeat, and every amphora's key with it. */
+function checkHeartbeatSecret(secret: string): void {
+  if (secret && secret.length < HEARTBEAT_SECRET_MIN_LENGTH)
+    throw new ConfigError(`amphora.heartbeatSecret must be at least ${HEARTBEAT_SECRET_MIN_LENGTH} characters (e.g. from 'openssl rand -hex 32')`);
+}
+
+const HEARTBEAT_SECRET_MIN_LENGTH = 32;
+
+/** The heartbeat secret is generated once per data directory unless the config sets one. */
+export function ensureHeartbeatSecret(config: Config, read: () => string | null, write: (s: string) => void): Config {
+  if (config.amphora.heartbeatSecret) return config;
+  const secret = read() ?? randomBytes(32).toString('hex');
+  write(secret);
+  return { ...config, amphora: { ...config.amphora, heartbeatSecret: secret } };
 }
 
 /** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */

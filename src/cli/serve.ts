@@ -12,7 +12,7 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js'
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
 import { amphoraeRun, ovnProviderEnabled } from './health.js';
-import { databaseError, prepareDataDir, redactUrl, sqlitePath, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
+import { databaseError, prepareDataDir, redactUrl, sqlitePath, withHeartbeatSecret, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 import { claimBlock, withBlock } from './address-block.js';
 
@@ -46,11 +46,14 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const stopped = stopSignal();
   // A worker over PostgreSQL keeps nothing on disk; the api keeps its token secret and clouds.yaml.
   // A no-op amphora runs no HAProxy and keeps no sockets.
+  // Everything this process and its amphorae create is owner-only, whatever the caller's umask.
+  process.umask(0o077);
   if (roles.worker && amphoraeRun(options)) await preflightAmphorae(options);
-  if (roles.api || sqlitePath(options) || roles.addressBlock) prepareDataDir(options);
+  const fixed = roles.api || sqlitePath(options) || roles.addressBlock ? prepareDataDir(options) : [];
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
-  const config = roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed;
+  const config = withHeartbeat(roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed, roles);
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
+  for (const line of fixed) log.warn(`data directory was open to other users: ${line}`);
   const runtime = await openRuntime(config, roles, log);
   let url: string | undefined;
   try {
@@ -82,6 +85,20 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   for (const service of services.reverse()) await service.close();
   await runtime.close();
   return 0;
+}
+
+/**
+ * The worker (which gives each amphora its heartbeat key) and the health manager (which checks
+ * it) derive keys from one secret. In one process it may live in the data directory; run apart,
+ * they share only the config file, so it must be there.
+ */
+function withHeartbeat(config: Config, roles: Roles): Config {
+  if (!amphoraeRun(config) || !(roles.worker || roles.health) || config.amphora.heartbeatSecret) return config;
+  if (roles.worker && roles.health) return withHeartbeatSecret(config);
+  throw new CliError(
+    `runs the ${roles.worker ? 'worker' : 'health manager'} of the amphora provider apart from the ${roles.worker ? 'health manager' : 'worker'}, but amphora.heartbeatSecret is empty: both must derive the amphorae's heartbeat keys from one secret`,
+    "Set amphora.heartbeatSecret (e.g. from 'openssl rand -hex 32') in the config file that every Ostia process reads.",
+  );
 }
 
 /** A worker that boots amphorae fails at start, not at the first load balancer, when they could not run. */

@@ -2,10 +2,10 @@
  * From command-line flags to a validated Config, and the per-data-directory state the
  * serving roles keep there (the token secret, the SQLite file's folder).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { YAMLError } from 'yaml';
-import { ConfigError, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
+import { ConfigError, ensureHeartbeatSecret, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { readBlock, withBlock } from './address-block.js';
 import { CliError, usageError, type Command, type Input, type Option } from './command.js';
@@ -72,11 +72,42 @@ export function requirePostgres(config: Config): void {
   );
 }
 
-/** Creates the data directory (private: it holds the token secret) and the SQLite file's folder. */
-export function prepareDataDir(config: Config): void {
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+/**
+ * Creates the data directory and the SQLite file's folder owner-only (0700), and the SQLite file
+ * 0600 before SQLite opens it (its -wal and -shm take the database file's mode). Whatever is
+ * already there and open to group or others is made owner-only; the returned lines say what was
+ * fixed, for the log. Anything owned by another user is refused: only its owner can fix it.
+ */
+export function prepareDataDir(config: Config): string[] {
+  const fixed: string[] = [];
   const sqlite = sqlitePath(config);
-  if (sqlite) mkdirSync(dirname(sqlite), { recursive: true });
+  for (const dir of [config.dataDir, ...(sqlite ? [dirname(sqlite)] : [])]) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makePrivate(dir, fixed);
+  }
+  if (sqlite) {
+    closeSync(openSync(sqlite, 'a', 0o600));
+    for (const file of [sqlite, `${sqlite}-wal`, `${sqlite}-shm`]) if (existsSync(file)) makePrivate(file, fixed);
+  }
+  return fixed;
+}
+
+/** Directories 0700 and files 0600 at most, through the whole tree under `path`. */
+function makePrivate(path: string, fixed: string[]): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) return;
+  if (typeof process.getuid === 'function' && stat.uid !== process.getuid())
+    throw new CliError(
+      `${path} belongs to user ${stat.uid}, not to this process's user ${process.getuid()}: Ostia keeps its data directory private and cannot make it so`,
+      `Run Ostia as the owner of ${path}, or give it to this user (chown -R), or pass another --data-dir.`,
+    );
+  const mode = stat.mode & 0o777;
+  if (mode & 0o077) {
+    const owner = stat.isDirectory() ? 0o700 : mode & 0o700;
+    chmodSync(path, owner);
+    fixed.push(`${path} was mode ${mode.toString(8).padStart(4, '0')}, made ${owner.toString(8).padStart(4, '0')}`);
+  }
+  if (stat.isDirectory()) for (const entry of readdirSync(path)) makePrivate(join(path, entry), fixed);
 }
 
 export function tokenSecretFile(config: Config): string {
@@ -86,6 +117,15 @@ export function tokenSecretFile(config: Config): string {
 /** Reads `DATA_DIR/token-secret`, creating it (mode 0600) on first start, unless the config sets one. */
 export function withTokenSecret(config: Config): Config {
   return ensureTokenSecret(config, ...dataDirSecret(tokenSecretFile(config)));
+}
+
+export function heartbeatSecretFile(config: Config): string {
+  return join(config.dataDir, 'heartbeat-secret');
+}
+
+/** Reads `DATA_DIR/heartbeat-secret`, creating it (mode 0600) on first start, unless the config sets one. */
+export function withHeartbeatSecret(config: Config): Config {
+  return ensureHeartbeatSecret(config, ...dataDirSecret(heartbeatSecretFile(config)));
 }
 
 export function keyManagerKeyFile(config: Config): string {

@@ -204,8 +204,6 @@ export interface AmphoraTable extends Timestamps {
   cached_zone: string | null;
   image_id: string | null;
   compute_flavor: string | null;
-  /** Per-amphora HMAC key of its heartbeats: a compromised amphora can speak only for itself. */
-  heartbeat_key: string | null;
   /** Epoch ms of the last accepted heartbeat, and its sequence number (replay guard). */
   last_heartbeat_at: number | null;
   last_heartbeat_seq: number | null;

@@ -47,7 +47,7 @@ export class HealthManager {
       maxSkewMs: heartbeatTimeoutMs,
       flushMs: Math.max(10, Math.floor(heartbeatIntervalMs / FLUSH_FRACTION_OF_INTERVAL)),
       maxPending: MAX_PENDING_AMPHORAE,
-      loadKeys: (ids) => loadHeartbeatKeys(db, ids),
+      loadKeys: (ids) => loadHeartbeatKeys(db, config.amphora.heartbeatSecret, ids),
       write: async (batch) => {
         this.incompleteReports += (await writeHeartbeats(db, batch)).incomplete.length;
       },

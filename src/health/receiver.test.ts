@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { startHarness, readerA, type Harness } from '../../test/support/harness.js';
+import { startHarness, readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
 import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from '../../test/support/seed-rows.js';
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
 import { MEMBER_SUBNET_ID } from '../config.js';
@@ -15,9 +15,11 @@ import type { Heartbeat } from '../domain/amphora-config.js';
 import { encodeHeartbeat } from '../amphora/heartbeat.js';
 import { freeUdpPort } from '../amphora/testing.js';
 import { HealthManager } from './index.js';
+import { heartbeatKey } from './heartbeat-key.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat, type KeyEntry } from './receiver.js';
 
 const silent = pino({ level: 'silent' });
+const key = (amphoraId: string) => heartbeatKey(TEST_HEARTBEAT_SECRET, amphoraId);
 
 async function send(port: number, datagram: Buffer): Promise<void> {
   const socket = createSocket('udp4');
@@ -88,7 +90,7 @@ test('a signed heartbeat updates liveness, operating statuses and statistics; th
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_at: null });
   const before = Date.now();
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), key(amp.id)));
   const row = await eventually('amphora liveness', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
   assert.ok(row!.last_heartbeat_at! >= before);
 
@@ -102,7 +104,7 @@ test('a signed heartbeat updates liveness, operating statuses and statistics; th
   assert.equal(tree.listeners[0].pools[0].members.find((m: { id: string }) => m.id === w.memberIds[1]).operating_status, 'ERROR');
 
   // The next report: counters add up, active connections are the newest figure, statuses recover.
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 2, { pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'UP' } } }, listeners: { [w.listenerId]: { status: 'OPEN', stats: { ...traffic, activeConnections: 7 } } } }), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 2, { pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'UP' } } }, listeners: { [w.listenerId]: { status: 'OPEN', stats: { ...traffic, activeConnections: 7 } } } }), key(amp.id)));
   await eventually('second report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 2);
   const stats = (await w.h.request('GET', `/v2/lbaas/listeners/${w.listenerId}/stats`, { as: readerA })).json();
   assert.deepEqual(stats, { stats: { bytes_in: 200, bytes_out: 4000, active_connections: 7, total_connections: 10, request_errors: 2 } });
@@ -115,14 +117,14 @@ test('a signed heartbeat updates liveness, operating statuses and statistics; th
 test('replays, stale or future-dated reports, wrong keys and unknown amphorae are dropped and counted', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id);
-  const first = encodeHeartbeat(report(w, amp.id, 10), amp.heartbeat_key!);
+  const first = encodeHeartbeat(report(w, amp.id, 10), key(amp.id));
   await send(w.port, first);
   await eventually('first report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 10);
 
   await send(w.port, first); // the same datagram again
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 9), amp.heartbeat_key!)); // an older sequence
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 11, { sentAt: Date.now() - 60_000 }), amp.heartbeat_key!));
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 12, { sentAt: Date.now() + 60_000 }), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 9), key(amp.id))); // an older sequence
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 11, { sentAt: Date.now() - 60_000 }), key(amp.id)));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 12, { sentAt: Date.now() + 60_000 }), key(amp.id)));
   await send(w.port, encodeHeartbeat(report(w, amp.id, 13), randomBytes(32).toString('hex'))); // signed by another key
   await send(w.port, Buffer.from('not a heartbeat'));
   await send(w.port, encodeHeartbeat(report(w, randomUUID(), 1), randomBytes(32).toString('hex')));
@@ -135,14 +137,14 @@ test('replays, stale or future-dated reports, wrong keys and unknown amphorae ar
   await new Promise((r) => setTimeout(r, 200));
   assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 10, 'nothing dropped reached the database');
   // A fresh sequence number from the right key is accepted again.
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 14), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 14), key(amp.id)));
   await eventually('accepted again', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 14);
 });
 
 test('sequence numbers survive the health manager: a restarted receiver still refuses old ones', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_seq: 500 });
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 400), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 400), key(amp.id)));
   await eventually('replay counted', () => w.manager.counters().replayed, (n) => n === 1);
   assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 500);
 });
@@ -150,7 +152,7 @@ test('sequence numbers survive the health manager: a restarted receiver still re
 test('a FAILOVER_STOPPED amphora whose heartbeats resume is ALLOCATED again', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { status: 'FAILOVER_STOPPED', status_reason: 'failover suspended by the circuit breaker: …', last_heartbeat_at: 1 });
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), key(amp.id)));
   const row = await eventually('back to ALLOCATED', () => amphoraRow(w.h, amp.id), (r) => r?.status === 'ALLOCATED');
   assert.equal(row!.status_reason, null);
   assert.ok(row!.last_heartbeat_at! > 1);
@@ -159,7 +161,7 @@ test('a FAILOVER_STOPPED amphora whose heartbeats resume is ALLOCATED again', as
 test('a report missing an enabled listener marks it ERROR and does not count as a sign of life', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_at: 1 });
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 1, { listeners: {} }), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1, { listeners: {} }), key(amp.id)));
   const row = await eventually('sequence recorded', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
   assert.equal(row!.last_heartbeat_at, 1);
   assert.equal(await operating(w.h, 'listener', w.listenerId), 'ERROR');
@@ -169,7 +171,7 @@ test('a report missing an enabled listener marks it ERROR and does not count as 
 test('a DELETED amphora proves nothing: its reports change no row', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { status: 'DELETED', last_heartbeat_at: 1 });
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), amp.heartbeat_key!));
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1), key(amp.id)));
   await eventually('unknown', () => w.manager.counters().unknownAmphora, (n) => n === 1);
   assert.deepEqual([(await amphoraRow(w.h, amp.id))!.last_heartbeat_at, await operating(w.h, 'member', w.memberIds[1]!)], [1, 'NO_MONITOR']);
 });

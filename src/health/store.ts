@@ -5,6 +5,7 @@
  */
 import type { Db } from '../db/database.js';
 import { timestamp } from '../domain/time.js';
+import { heartbeatKey } from './heartbeat-key.js';
 import type { AcceptedHeartbeat, KeyEntry } from './receiver.js';
 import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
 import { writeStats, type StatsRow } from './stats.js';
@@ -12,15 +13,15 @@ import { writeStats, type StatsRow } from './stats.js';
 /** Amphorae that report for their load balancer; others (booting, being deleted) only prove they are alive. */
 const SERVING = ['ALLOCATED', 'FAILOVER_STOPPED'];
 
-export async function loadHeartbeatKeys(db: Db, ids: readonly string[]): Promise<Map<string, KeyEntry>> {
+/** Keys only for amphorae the database knows: a derived key for any id would let unknown senders in. */
+export async function loadHeartbeatKeys(db: Db, secret: string, ids: readonly string[]): Promise<Map<string, KeyEntry>> {
   const rows = await db.kysely
     .selectFrom('amphora')
-    .select(['id', 'heartbeat_key', 'last_heartbeat_seq'])
+    .select(['id', 'last_heartbeat_seq'])
     .where('id', 'in', [...ids])
-    .where('heartbeat_key', 'is not', null)
     .where('status', '!=', 'DELETED')
     .execute();
-  return new Map(rows.map((r) => [r.id, { key: r.heartbeat_key!, lastSeq: r.last_heartbeat_seq ?? -1 }]));
+  return new Map(rows.map((r) => [r.id, { key: heartbeatKey(secret, r.id), lastSeq: r.last_heartbeat_seq ?? -1 }]));
 }
 
 export interface WriteOutcome {

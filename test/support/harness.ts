@@ -40,11 +40,14 @@ export interface Harness {
 /** API tests need no data plane: tests of the amphora provider enable it in their overrides. */
 export const NOOP_PROVIDERS = { api: { enabledProviders: ['noop'], defaultProvider: 'noop' } } as const;
 
+/** The heartbeat secret of harness runtimes: tests sign heartbeats with heartbeatKey(TEST_HEARTBEAT_SECRET, id). */
+export const TEST_HEARTBEAT_SECRET = 'test-heartbeat-secret-'.padEnd(64, '0');
+
 export async function startHarness(overrides: unknown = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ostia-test-'));
   const pgUrl = process.env.OSTIA_TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.OSTIA_TEST_DATABASE_URL) : null;
   const base = defaultConfig(dir);
-  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 }, api: NOOP_PROVIDERS.api, identity: { mode: 'testing' } }), overrides));
+  const config = validateConfig(deepMerge(deepMerge(base, { database: { url: pgUrl?.url ?? 'sqlite::memory:' }, log: { level: 'silent' }, worker: { leaseSeconds: 5, concurrency: 2 }, api: NOOP_PROVIDERS.api, amphora: { heartbeatSecret: TEST_HEARTBEAT_SECRET }, identity: { mode: 'testing' } }), overrides));
   const runtime = await createRuntime(config, { api: true, worker: true, authenticate: createAuthenticator(config), logger: false });
   runtime.worker?.start();
   await runtime.app!.ready();

@@ -2,7 +2,7 @@
  * Amphora rows written straight into the database for health-manager and housekeeping tests,
  * which exercise what a real provider leaves behind without booting amphorae.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { AmphoraTable } from '../../src/db/schema.js';
 import type { Harness } from './harness.js';
 
@@ -26,7 +26,6 @@ export async function insertAmphora(h: Harness, lbId: string | null, patch: Part
     cached_zone: null,
     image_id: null,
     compute_flavor: null,
-    heartbeat_key: randomBytes(32).toString('hex'),
     last_heartbeat_at: Date.now(),
     last_heartbeat_seq: null,
     config_version: 0,

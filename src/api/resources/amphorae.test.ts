@@ -20,7 +20,7 @@ after(() => h.close());
 async function insertAmphora(patch: Partial<AmphoraTable> = {}): Promise<AmphoraTable> {
   return insertAmphoraRow(h, lbId, {
     lb_network_ip: '192.168.0.5', vrrp_id: 1, cached_zone: 'nova', image_id: randomUUID(), compute_flavor: 'm1.amphora',
-    heartbeat_key: null, last_heartbeat_at: null, ...patch,
+    last_heartbeat_at: null, ...patch,
   });
 }
 

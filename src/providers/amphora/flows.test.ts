@@ -6,7 +6,8 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { startHarness, admin, memberA, type Harness } from '../../../test/support/harness.js';
+import { startHarness, admin, memberA, TEST_HEARTBEAT_SECRET, type Harness } from '../../../test/support/harness.js';
+import { heartbeatKey } from '../../health/heartbeat-key.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../../compute/driver.js';
@@ -139,7 +140,6 @@ test('create: one STANDALONE amphora is built, configured and ALLOCATED; the loa
   assert.equal(amp!.role, 'STANDALONE');
   assert.match(amp!.lb_network_ip!, /^127\.80\./);
   assert.equal(amp!.agent_url, `https://${amp!.lb_network_ip}:9443`);
-  assert.match(amp!.heartbeat_key!, /^[0-9a-f]{64}$/);
   assert.equal(amp!.compute_id, `fake:${amp!.id}`);
   assert.equal(amp!.ha_ip, lb.vip_address);
   assert.equal(amp!.ha_port_id, lb.vip_port_id);
@@ -152,9 +152,11 @@ test('create: one STANDALONE amphora is built, configured and ALLOCATED; the loa
     { ...spec, dir: undefined },
     {
       amphoraId: amp!.id, dir: undefined, managementAddress: amp!.lb_network_ip, agentPort: 9443, certPem: 'cert', keyPem: 'key', clientCaPem: 'client-ca',
-      heartbeat: { key: amp!.heartbeat_key, targets: ['127.0.0.1:5555'], intervalMs: 1000 }, haproxyBinary: 'haproxy', maxconn: 8000,
+      heartbeat: { key: heartbeatKey(TEST_HEARTBEAT_SECRET, amp!.id), targets: ['127.0.0.1:5555'], intervalMs: 1000 }, haproxyBinary: 'haproxy', maxconn: 8000,
     },
   );
+  // Derived, never stored: nothing in the amphora's row is the key its agent signs with.
+  assert.ok(!JSON.stringify(amp).includes(spec.heartbeat.key), 'the heartbeat key is stored in the amphora row');
   const [config] = agents.pushed;
   assert.equal(config!.amphoraId, amp!.id);
   assert.equal(config!.version, 1);

@@ -5,7 +5,7 @@
  * id derived from the job, so a resumed job finds the amphora it started instead of making
  * a second one.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../controller/flow.js';
@@ -15,6 +15,7 @@ import { buildAmphoraConfig } from './config-builder.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
+import { heartbeatKey } from '../../health/heartbeat-key.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -177,7 +178,6 @@ export function createAmphora(load: AmphoraDepsLoader): Step {
               cached_zone: placement.zone,
               image_id: null,
               compute_flavor: placement.computeFlavor,
-              heartbeat_key: randomBytes(32).toString('hex'),
               last_heartbeat_at: null,
               last_heartbeat_seq: null,
               config_version: 0,
@@ -228,7 +228,7 @@ async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Pro
       certPem: cert.certPem,
       keyPem: cert.keyPem,
       clientCaPem: deps.ca.clientCaPem,
-      heartbeat: { key: amp.heartbeat_key!, targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
+      heartbeat: { key: heartbeatKey(deps.settings.heartbeatSecret, amp.id), targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
       haproxyBinary: deps.settings.haproxyBinary,
       maxconn: deps.settings.maxconn,
     },
