@@ -93,8 +93,12 @@ export function helpText(command: Command): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * JSON on stdout, the same value however it is parsed; JSON.stringify escapes C0 controls but
+ * leaves DEL, C1 controls, U+2028/2029 and bidi controls raw, so these are spelled as \uXXXX too.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value) + '\n');
+  process.stdout.write(printable(JSON.stringify(value)) + '\n');
 }
 
 /** One line of text for a person, with any control characters in it (values users gave) spelled out. */

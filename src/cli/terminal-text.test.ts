@@ -39,3 +39,13 @@ test('a table escapes its cells and aligns them as they are shown', () => {
   assert.equal(out, [`${'NAME'.padEnd(shown.length)}  ID`, `${shown}  1`, `${'plain'.padEnd(shown.length)}  2`, ''].join('\n'));
   assert.ok(!hasControl(out.replaceAll('\n', '')));
 });
+
+test('JSON spelled printable is the same JSON value, with no raw control character left', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), hostile, (value, text) => {
+      const json = printable(JSON.stringify({ value, text, [text]: text }));
+      return !hasControl(json) && JSON.stringify(JSON.parse(json)) === JSON.stringify({ value, text, [text]: text });
+    }),
+    { numRuns: 1000 },
+  );
+});
