@@ -237,6 +237,59 @@ test('trace prints the provisioning steps of a load balancer, as a table and as 
   assert.match(ambiguous.stderr, /^ostia trace: 2 load balancers are named 'twin': [0-9a-f-]{36} \(project \w+\), [0-9a-f-]{36} \(project \w+\)\. Pass the id of the one you mean\.\n$/);
 });
 
+test("trace shows a tenant's control characters spelled out, never raw on the operator's terminal", async (t) => {
+  const dataDir = tempDir();
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const running = await startOstia({ extraArgs: ['--data-dir', dataDir] });
+  let lbId: string;
+  try {
+    const headers = { 'x-auth-token': await keystoneToken(running.cloud('ostia-demo')), 'content-type': 'application/json' };
+    const created = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'plain' } }) });
+    assert.equal(created.status, 201, await created.clone().text());
+    lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
+    assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${lbId}`, headers), 'ACTIVE');
+  } finally {
+    await running.stop();
+  }
+  // Written to the database, not through the API: however the API's checks on names change, the
+  // CLI must show whatever a row holds (rows written before a check existed, a step's error text).
+  const name = 'web\u001b[2J\nprod\u202eevil';
+  const { default: SQLite } = await import('better-sqlite3');
+  const sqlite = new SQLite(join(dataDir, 'ostia.db'));
+  try {
+    sqlite.prepare('UPDATE load_balancer SET name = ? WHERE id = ?').run(name, lbId);
+    sqlite.prepare('UPDATE job_step SET error = ? WHERE id = (SELECT MIN(id) FROM job_step WHERE load_balancer_id = ?)').run(`bad ${name}\u009b31m`, lbId);
+  } finally {
+    sqlite.close();
+  }
+
+  const [byId, byName, asJson, unknown] = await Promise.all([
+    ostia('trace', lbId, '--data-dir', dataDir),
+    ostia('trace', name, '--data-dir', dataDir),
+    ostia('trace', lbId, '--data-dir', dataDir, '--json'),
+    ostia('trace', `no\u001b]0;owned\u0007such\u2028lb`, '--data-dir', dataDir),
+  ]);
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/;
+  for (const r of [byId, byName, unknown]) {
+    assert.doesNotMatch(r.stdout, raw, JSON.stringify(r.stdout));
+    assert.doesNotMatch(r.stderr, raw, JSON.stringify(r.stderr));
+  }
+  assert.equal(byId.code, 0, byId.stderr);
+  const [heading, , ...rows] = byId.stdout.trimEnd().split('\n');
+  assert.equal(heading, `Load balancer ${lbId} (web\\u001b[2J\\nprod\\u202eevil): ACTIVE`);
+  // The error column keeps each error on its row: whitespace (a newline too) becomes one space.
+  assert.match(rows[0]!, /  bad web\\u001b\[2J prod\\u202eevil\\u009b31m$/);
+  assert.equal(byName.code, 0, byName.stderr);
+  assert.equal(byName.stdout, byId.stdout);
+  assert.equal(byName.stderr, `ostia trace: 'web\\u001b[2J\\nprod\\u202eevil' is load balancer ${lbId}\n`);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /^ostia trace: no load balancer with the id or name 'no\\u001b\]0;owned\\u0007such\\u2028lb' in the database /);
+  // JSON is escaped by JSON itself, and keeps the name exactly as stored.
+  assert.equal(asJson.code, 0, asJson.stderr);
+  assert.doesNotMatch(asJson.stdout.trimEnd(), raw);
+  assert.equal((JSON.parse(asJson.stdout) as { load_balancer: { name: string } }).load_balancer.name, name);
+});
+
 test('trace refuses a data directory without a database, and creates none', async () => {
   const dataDir = join(tempDir(), 'absent');
   const r = await ostia('trace', 'some-id', '--data-dir', dataDir);

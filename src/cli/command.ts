@@ -4,6 +4,7 @@
  * carry both what went wrong and what to do about it.
  */
 import { parseArgs } from 'node:util';
+import { printable } from './terminal-text.js';
 
 export interface Option {
   type: 'string' | 'boolean';
@@ -92,12 +93,25 @@ export function helpText(command: Command): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * JSON on stdout, the same value however it is parsed; JSON.stringify escapes C0 controls but
+ * leaves DEL, C1 controls, U+2028/2029 and bidi controls raw, so these are spelled as \uXXXX too.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value) + '\n');
+  process.stdout.write(printable(JSON.stringify(value)) + '\n');
 }
 
-/** Rows (the first is the heading) as aligned columns, two spaces apart; the `rightAligned` columns hold numbers. */
-export function formatTable(rows: readonly string[][], rightAligned: readonly number[] = []): string {
+/** One line of text for a person, with any control characters in it (values users gave) spelled out. */
+export function writeLine(stream: NodeJS.WritableStream, text: string): void {
+  stream.write(`${printable(text)}\n`);
+}
+
+/**
+ * Rows (the first is the heading) as aligned columns, two spaces apart; the `rightAligned` columns hold numbers.
+ * Cells hold values users gave, so their control characters are spelled out (and counted as spelled).
+ */
+export function formatTable(cells: readonly string[][], rightAligned: readonly number[] = []): string {
+  const rows = cells.map((r) => r.map(printable));
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
   return rows.map((r) => r.map((cell, col) => (rightAligned.includes(col) ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n') + '\n';
 }

@@ -2,7 +2,7 @@
  * `ostia <command>`: dispatches to one subcommand and turns any failure into one line on
  * stderr (what failed, then what to do) and a non-zero exit code.
  */
-import { helpText, type Command } from './command.js';
+import { helpText, writeLine, type Command } from './command.js';
 import { runCommand } from './run.js';
 import { up } from './up.js';
 import { api } from './api.js';
@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`ostia: unknown command '${name}'. Run 'ostia --help' for the list.\n`);
+    writeLine(process.stderr, `ostia: unknown command '${name}'. Run 'ostia --help' for the list.`);
     return 2;
   }
   return runCommand(command, rest);

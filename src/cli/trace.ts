@@ -1,6 +1,6 @@
 /** `ostia trace <load-balancer>` (id or name): the provisioning steps a load balancer's jobs ran, from the database. */
 import type { TraceEntry } from '../controller/trace.js';
-import { CliError, formatTable, printJson, type Command } from './command.js';
+import { CliError, formatTable, printJson, writeLine, type Command } from './command.js';
 import { resolveLoadBalancer } from './load-balancer-arg.js';
 import { configFromFlags, databaseOption, dataDirOption, openExisting, redactUrl } from './settings.js';
 
@@ -28,9 +28,12 @@ export const trace: Command = {
           `no load balancer with the id or name '${arg}' in the database ${redactUrl(config.database.url)}`,
           "Check it (openstack loadbalancer list) and that --data-dir or --database-url name the database Ostia runs on.",
         );
-      if (lb?.by === 'name' && !input.json) process.stderr.write(`ostia trace: '${arg}' is load balancer ${lb.id}\n`);
+      if (lb?.by === 'name' && !input.json) writeLine(process.stderr, `ostia trace: '${arg}' is load balancer ${lb.id}`);
       if (input.json) printJson({ load_balancer: lb && { id: lb.id, name: lb.name, provisioning_status: lb.provisioning_status }, resolved_by: lb?.by ?? 'id', steps });
-      else process.stdout.write(`${heading(lbId, lb)}\n${steps.length ? table(steps) : 'No steps recorded yet.\n'}`);
+      else {
+        writeLine(process.stdout, heading(lbId, lb));
+        process.stdout.write(steps.length ? table(steps) : 'No steps recorded yet.\n');
+      }
       return 0;
     } finally {
       await db.close();
