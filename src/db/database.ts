@@ -6,6 +6,7 @@ import * as initial from './migrations/0001-initial.js';
 import * as amphora from './migrations/0002-amphora.js';
 import * as keyManager from './migrations/0003-keymanager.js';
 import * as tls from './migrations/0004-tls.js';
+import * as failoverMemory from './migrations/0005-failover-memory.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -15,7 +16,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-failover-memory': failoverMemory };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
