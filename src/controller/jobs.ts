@@ -5,6 +5,7 @@ import type { Database, JobTable } from '../db/schema.js';
 import type { Db } from '../db/database.js';
 import type { Operation } from '../providers/driver.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
+import { forgetFailovers } from './failover-memory.js';
 
 export type Job = JobTable;
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
@@ -14,6 +15,11 @@ export interface EnqueueRequest {
   provider: string;
   operation: Operation;
   payload?: Record<string, unknown>;
+  /**
+   * The health manager's own failovers. Any other job is a change to the load balancer (or an
+   * operator's decision), which lifts what its failed failovers left (see health/failover-memory).
+   */
+  automatic?: boolean;
 }
 
 let sequence = 0;
@@ -44,6 +50,7 @@ export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req
       updated_at: null,
     })
     .execute();
+  if (!req.automatic) await forgetFailovers(trx, req.loadBalancerId);
   return id;
 }
 

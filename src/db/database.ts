@@ -7,6 +7,7 @@ import * as amphora from './migrations/0002-amphora.js';
 import * as keyManager from './migrations/0003-keymanager.js';
 import * as tls from './migrations/0004-tls.js';
 import * as privateState from './migrations/0005-private-state.js';
+import * as failoverMemory from './migrations/0006-failover-memory.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -16,7 +17,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-private-state': privateState };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-private-state': privateState , '0006-failover-memory': failoverMemory };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

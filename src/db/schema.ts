@@ -349,6 +349,15 @@ export interface KeyManagerConsumerTable {
   created_at: string;
 }
 
+/** A load balancer's failed failovers (see src/health/failover-memory.ts). */
+export interface FailoverMemoryTable {
+  load_balancer_id: string;
+  kind: 'configuration' | 'infrastructure';
+  failures: number;
+  /** Epoch milliseconds of the last failure. */
+  failed_at: number;
+}
+
 export interface Database {
   load_balancer: LoadBalancerTable;
   listener: ListenerTable;
@@ -374,6 +383,7 @@ export interface Database {
   key_manager_acl: KeyManagerAclTable;
   key_manager_consumer: KeyManagerConsumerTable;
   certificate_in_use: CertificateInUseTable;
+  failover_memory: FailoverMemoryTable;
 }
 
 export type TableName = keyof Database;

@@ -15,7 +15,7 @@ import type { Heartbeat } from '../domain/amphora-config.js';
 import { encodeHeartbeat } from '../amphora/heartbeat.js';
 import { freeUdpPort } from '../amphora/testing.js';
 import { HealthManager } from './index.js';
-import { heartbeatKey } from './heartbeat-key.js';
+import { heartbeatKey } from '../amphora/heartbeat-key.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat, type KeyEntry } from './receiver.js';
 
 const silent = pino({ level: 'silent' });

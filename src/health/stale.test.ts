@@ -6,6 +6,9 @@ import { activeLoadBalancer } from '../../test/support/seed-rows.js';
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
 import { timestamp } from '../domain/time.js';
 import { StaleDetector, type StaleDetectorOptions } from './stale.js';
+import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../controller/failover-memory.js';
+import { enqueue } from '../controller/jobs.js';
+import type { AmphoraTable } from '../db/schema.js';
 
 const TIMEOUT = 3000;
 
@@ -113,7 +116,7 @@ test('circuit breaker: when more than the fraction is silent, they are FAILOVER_
   for (const a of silent) {
     const row = (await amphoraRow(s.h, a.id))!;
     assert.equal(row.status, 'FAILOVER_STOPPED');
-    assert.equal(row.status_reason, 'failover suspended by the circuit breaker: 3 of 4 amphorae are silent (more than 50%)');
+    assert.equal(row.status_reason, 'failover suspended by the circuit breaker: 3 of 4 load balancers have a silent amphora (more than 50%)');
   }
   assert.equal((await amphoraRow(s.h, alive.id))!.status, 'ALLOCATED');
   for (const lb of lbs) assert.equal(await s.lbStatus(lb), 'ACTIVE');
@@ -155,7 +158,7 @@ test('never more than maxConcurrentFailovers queued or running at once', async (
   assert.equal((await s.failoverJobs()).filter((j) => j.state === 'queued').length, 2);
 });
 
-test('amphorae in ERROR are failed over too, with a growing back-off between attempts', async (t) => {
+test('amphorae in ERROR are failed over too', async (t) => {
   const s = await setup(t);
   const [lb] = await loadBalancers(s, 1);
   const detector = s.detector();
@@ -163,15 +166,109 @@ test('amphorae in ERROR are failed over too, with a growing back-off between att
   const broken = await insertAmphora(s.h, lb!, { status: 'ERROR', last_heartbeat_at: s.clock.now });
   assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [broken.id] });
   assert.equal((await amphoraRow(s.h, broken.id))!.status_reason, 'failover of an amphora in ERROR');
+  assert.equal(await s.lbStatus(lb!), 'PENDING_UPDATE');
+});
 
-  // The failover failed: LB ERROR, the job failed. Not retried before the back-off (2 × timeout) is over.
-  await s.h.runtime.db.kysely.updateTable('job').set({ state: 'failed' }).execute();
-  await s.h.runtime.db.kysely.updateTable('load_balancer').set({ provisioning_status: 'ERROR' }).where('id', '=', lb!).execute();
+/** What a failed failover job leaves (flows.ts failFailover): the job failed, its amphora and the LB in ERROR, the LB's memory. */
+async function failoverFailed(s: Setup, lb: string, kind: FailureKind): Promise<AmphoraTable> {
+  const db = s.h.runtime.db.kysely;
+  await db.updateTable('job').set({ state: 'failed' }).where('state', 'in', ['queued', 'running']).execute();
+  await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR' }).where('id', '=', lb).execute();
+  await rememberFailure(db, lb, kind, s.clock.now);
+  return insertAmphora(s.h, lb, { status: 'ERROR', last_heartbeat_at: null });
+}
+
+test('failed failovers back off per load balancer, across the amphorae that replace each other', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const old = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
+
+  // The replacement failed (boot, agent): neither the still silent amphora nor the new one in ERROR is failed over before 2 timeouts.
+  await failoverFailed(s, lb!, 'infrastructure');
   s.clock.now += 2 * TIMEOUT - 1;
-  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [] });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [] });
   s.clock.now += 1;
-  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [], triggered: [broken.id] });
-  assert.equal(await s.lbStatus(lb!), 'PENDING_UPDATE', 'an LB in ERROR may be failed over');
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
+
+  // Failed again: 4 timeouts; a restarted health manager remembers it.
+  await failoverFailed(s, lb!, 'infrastructure');
+  const restarted = s.detector();
+  assert.deepEqual(await restarted.check(), { kind: 'grace' });
+  s.clock.now += 4 * TIMEOUT - 1;
+  assert.deepEqual(await restarted.check(), { kind: 'checked', silent: [old.id], triggered: [] });
+  s.clock.now += 1;
+  assert.deepEqual(await restarted.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
+  assert.equal((await s.failoverJobs()).length, 3);
+});
+
+test('the back-off between failed failovers is bounded', () => {
+  const memory = { load_balancer_id: 'lb', kind: 'infrastructure' as const, failed_at: 1_000, failures: 1 };
+  assert.equal(nextFailoverAt(memory, TIMEOUT), 1_000 + 2 * TIMEOUT);
+  assert.equal(nextFailoverAt({ ...memory, failures: 3 }, TIMEOUT), 1_000 + 8 * TIMEOUT);
+  assert.equal(nextFailoverAt({ ...memory, failures: 5000 }, TIMEOUT), 1_000 + MAX_FAILOVER_BACKOFF_MS);
+  assert.equal(nextFailoverAt({ ...memory, kind: 'configuration' }, TIMEOUT), Infinity);
+  assert.equal(nextFailoverAt(undefined, TIMEOUT), 0);
+});
+
+test('a failover that failed on configuration is not retried until a job is enqueued for the load balancer by anyone else', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const old = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
+  const refused = await failoverFailed(s, lb!, 'configuration');
+
+  s.clock.now += 24 * 3600_000;
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [] });
+  assert.deepEqual(await s.detector().check(), { kind: 'grace' });
+
+  // Its owner changes something (or an operator fails it over): the memory is gone and the detector acts again.
+  const db = s.h.runtime.db.kysely;
+  await enqueue(db, { loadBalancerId: lb!, provider: 'amphora', operation: 'loadbalancer.update' });
+  await db.updateTable('job').set({ state: 'failed' }).where('operation', '=', 'loadbalancer.update').execute();
+  assert.equal((await failoverMemories(db)).size, 0);
+  const outcome = await detector.check();
+  assert.deepEqual(outcome.kind === 'checked' && outcome.triggered.length, 1, 'one failover at a time per load balancer');
+  assert.ok(outcome.kind === 'checked' && [old.id, refused.id].includes(outcome.triggered[0]!));
+  assert.equal((await s.failoverJobs()).length, 2);
+});
+
+test('the health manager\'s own failovers do not lift the memory', async (t) => {
+  const s = await setup(t);
+  const [lb] = await loadBalancers(s, 1);
+  const db = s.h.runtime.db.kysely;
+  await rememberFailure(db, lb!, 'configuration');
+  await enqueue(db, { loadBalancerId: lb!, provider: 'amphora', operation: 'amphora.failover', payload: { amphora_id: 'x' }, automatic: true });
+  assert.equal((await failoverMemories(db)).get(lb!)?.kind, 'configuration');
+});
+
+test('the circuit breaker counts load balancers, and leaves out those stopped on configuration', async (t) => {
+  const s = await setup(t);
+  const [pair, stopped, other] = await loadBalancers(s, 3);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  // Both amphorae of one load balancer are silent: one fault, not two (2 of 3 amphorae would open the circuit).
+  const master = await insertAmphora(s.h, pair!, { role: 'MASTER', last_heartbeat_at: s.clock.now - 10_000 });
+  const backup = await insertAmphora(s.h, pair!, { role: 'BACKUP', last_heartbeat_at: s.clock.now - 10_000 });
+  await insertAmphora(s.h, other!, { last_heartbeat_at: s.clock.now });
+  let outcome = await detector.check();
+  assert.equal(outcome.kind, 'checked');
+  assert.deepEqual(outcome.kind === 'checked' && outcome.triggered.length, 1);
+  assert.ok(outcome.kind === 'checked' && [master.id, backup.id].includes(outcome.triggered[0]!));
+
+  // A load balancer stopped on configuration stays silent; it does not make the next one a "share" of silence.
+  await s.h.runtime.db.kysely.updateTable('job').set({ state: 'done' }).execute();
+  await s.h.runtime.db.kysely.updateTable('load_balancer').set({ provisioning_status: 'ACTIVE' }).execute();
+  await s.h.runtime.db.kysely.updateTable('amphora').set({ last_heartbeat_at: s.clock.now }).where('load_balancer_id', '=', pair!).execute();
+  await rememberFailure(s.h.runtime.db.kysely, stopped!, 'configuration', s.clock.now);
+  const dead = await insertAmphora(s.h, stopped!, { last_heartbeat_at: s.clock.now - 20_000 });
+  const failing = await insertAmphora(s.h, pair!, { last_heartbeat_at: s.clock.now - 10_000 });
+  outcome = await detector.check();
+  assert.deepEqual(outcome, { kind: 'checked', silent: [dead.id, failing.id], triggered: [failing.id] });
 });
 
 test('two health managers racing: the LB lock lets exactly one enqueue', async (t) => {

@@ -2,9 +2,11 @@
  * Stale detection: amphorae silent for longer than the heartbeat timeout (and amphorae in
  * ERROR) are failed over through the same job the admin API enqueues. Storm protection:
  * nothing during the first timeout after start (heartbeats have not had a chance yet); a
- * circuit breaker when too large a share is silent at once (the fault is then in the network
- * or in us, and rebuilding everything would make it worse); a cap on failovers in flight;
- * and nothing while our own heartbeat pipeline is dropping reports.
+ * circuit breaker when too large a share of the load balancers is silent at once (the fault
+ * is then in the network or in us, and rebuilding everything would make it worse); a cap on
+ * failovers in flight; nothing while our own heartbeat pipeline is dropping reports; and each
+ * load balancer's memory of its failed failovers (failover-memory.ts): after a failure on
+ * configuration none until it changes, after any other a back-off that grows.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
@@ -14,6 +16,7 @@ import { enqueue } from '../controller/jobs.js';
 import { lockLoadBalancer } from '../api/locks.js';
 import { ApiError, apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
+import { failoverMemories, nextFailoverAt } from '../controller/failover-memory.js';
 
 export interface StaleDetectorOptions {
   db: Db;
@@ -42,13 +45,10 @@ interface Candidate {
 }
 
 const WATCHED = ['ALLOCATED', 'FAILOVER_STOPPED'];
-/** An ERROR amphora whose failover failed is retried later and later, up to this far apart. */
-const MAX_ERROR_BACKOFF_MS = 10 * 60_000;
 
 export class StaleDetector {
   private readonly now: () => number;
   private graceFrom: number;
-  private readonly errorRetries = new Map<string, { attempts: number; notBefore: number }>();
 
   constructor(private readonly opts: StaleDetectorOptions) {
     this.now = opts.now ?? Date.now;
@@ -66,8 +66,11 @@ export class StaleDetector {
     if (now - this.graceFrom < timeoutMs) return { kind: 'grace' };
     if (this.opts.receiverHealthy && !this.opts.receiverHealthy()) return { kind: 'receiver-degraded' };
     const cutoff = now - timeoutMs;
+    const memories = await failoverMemories(db.kysely);
+    // Stopped on configuration: its silence is known and answered; it must not trip the breaker for the others.
+    const stopped = (lbId: string) => nextFailoverAt(memories.get(lbId), timeoutMs) === Infinity;
     const watched = db.kysely.selectFrom('amphora').where('load_balancer_id', 'is not', null).where('status', 'in', WATCHED);
-    const total = Number((await watched.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+    const watchedLbs = new Set((await watched.select('load_balancer_id').distinct().execute()).map((a) => a.load_balancer_id!).filter((lb) => !stopped(lb)));
     const silent = await watched
       .select(['id', 'load_balancer_id', 'status', 'last_heartbeat_at'])
       .where((eb) =>
@@ -81,16 +84,18 @@ export class StaleDetector {
       .execute();
     const silentIds = silent.map((a) => a.id);
 
-    if (silent.length > 1 && silent.length / total > this.opts.circuitBreakerFraction) {
-      await this.openCircuit(silentIds, total);
-      return { kind: 'circuit-open', silent: silentIds, total };
+    // Counted per load balancer: the amphorae of one (two with ACTIVE_STANDBY, and the replacements of each other) are one fault.
+    const silentLbs = new Set(silent.map((a) => a.load_balancer_id!).filter((lb) => !stopped(lb)));
+    if (silentLbs.size > 1 && silentLbs.size / watchedLbs.size > this.opts.circuitBreakerFraction) {
+      await this.openCircuit(silent.filter((a) => silentLbs.has(a.load_balancer_id!)).map((a) => a.id), silentLbs.size, watchedLbs.size);
+      return { kind: 'circuit-open', silent: silentIds, total: watchedLbs.size };
     }
 
     const errored = await db.kysely.selectFrom('amphora').select(['id', 'load_balancer_id', 'status']).where('load_balancer_id', 'is not', null).where('status', '=', 'ERROR').execute();
     const candidates: Candidate[] = [
       ...silent.map((a) => ({ ...a, load_balancer_id: a.load_balancer_id!, reason: silenceReason(a.last_heartbeat_at, now) })),
-      ...errored.filter((a) => (this.errorRetries.get(a.id)?.notBefore ?? 0) <= now).map((a) => ({ ...a, load_balancer_id: a.load_balancer_id!, reason: 'failover of an amphora in ERROR' })),
-    ];
+      ...errored.map((a) => ({ ...a, load_balancer_id: a.load_balancer_id!, reason: 'failover of an amphora in ERROR' })),
+    ].filter((a) => nextFailoverAt(memories.get(a.load_balancer_id), timeoutMs) <= now);
     const triggered: string[] = [];
     let slots = this.opts.maxConcurrentFailovers - (await this.failoversInFlight());
     for (const candidate of candidates) {
@@ -98,18 +103,16 @@ export class StaleDetector {
       if (!(await this.trigger(candidate))) continue;
       slots--;
       triggered.push(candidate.id);
-      if (candidate.status === 'ERROR') this.backOff(candidate.id, now);
     }
-    for (const id of this.errorRetries.keys()) if (!errored.some((a) => a.id === id)) this.errorRetries.delete(id);
     if (triggered.length) this.opts.jobs.notify();
     return { kind: 'checked', silent: silentIds, triggered };
   }
 
-  private async openCircuit(ids: string[], total: number): Promise<void> {
+  private async openCircuit(ids: string[], silentLbs: number, total: number): Promise<void> {
     const share = Math.round(this.opts.circuitBreakerFraction * 100);
-    const reason = `failover suspended by the circuit breaker: ${ids.length} of ${total} amphorae are silent (more than ${share}%)`;
+    const reason = `failover suspended by the circuit breaker: ${silentLbs} of ${total} load balancers have a silent amphora (more than ${share}%)`;
     await this.opts.db.kysely.updateTable('amphora').set({ status: 'FAILOVER_STOPPED', status_reason: reason, updated_at: timestamp() }).where('id', 'in', ids).where('status', '=', 'ALLOCATED').execute();
-    this.opts.log.warn({ silent: ids.length, total }, reason);
+    this.opts.log.warn({ silent: silentLbs, total }, reason);
   }
 
   private async failoversInFlight(): Promise<number> {
@@ -137,7 +140,7 @@ export class StaleDetector {
         await lockLoadBalancer(trx, lb.id, ['ACTIVE', 'ERROR'], 'PENDING_UPDATE');
         const still = await trx.updateTable('amphora').set({ status_reason: amp.reason }).where('id', '=', amp.id).where('status', '=', amp.status).executeTakeFirst();
         if (Number(still.numUpdatedRows) !== 1) throw apiError('CONFLICT', `amphora ${amp.id} changed meanwhile`);
-        await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id } });
+        await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id }, automatic: true });
       });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
@@ -146,11 +149,6 @@ export class StaleDetector {
     }
     log.warn({ amphora: amp.id, lb: lb.id, reason: amp.reason }, 'amphora failover triggered');
     return true;
-  }
-
-  private backOff(id: string, now: number): void {
-    const attempts = (this.errorRetries.get(id)?.attempts ?? 0) + 1;
-    this.errorRetries.set(id, { attempts, notBefore: now + Math.min(MAX_ERROR_BACKOFF_MS, this.opts.timeoutMs * 2 ** attempts) });
   }
 }
 

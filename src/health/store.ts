@@ -5,7 +5,7 @@
  */
 import type { Db } from '../db/database.js';
 import { timestamp } from '../domain/time.js';
-import { heartbeatKey } from './heartbeat-key.js';
+import { heartbeatKey } from '../amphora/heartbeat-key.js';
 import type { AcceptedHeartbeat, KeyEntry } from './receiver.js';
 import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
 import { writeStats, type StatsRow } from './stats.js';

@@ -7,7 +7,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { startHarness, admin, memberA, TEST_HEARTBEAT_SECRET, type Harness } from '../../../test/support/harness.js';
-import { heartbeatKey } from '../../health/heartbeat-key.js';
+import { heartbeatKey } from '../../amphora/heartbeat-key.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../../compute/driver.js';

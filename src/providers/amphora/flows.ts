@@ -5,7 +5,8 @@
  *                         → verify-certificates → mark-active
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
- *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted)
+ *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted); a failure is
+ *                         remembered per load balancer (health/failover-memory), mark-active forgets it
  *   child changes, loadbalancer.update
  *                         push-config → verify-certificates → settle (verify-certificates
  *                         checks at the VIP that new or changed TLS listeners serve what they
@@ -15,10 +16,13 @@
  *   amphora.delete        delete-amphora
  */
 import type { Flow, StepContext } from '../../controller/flow.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import { settleFailure } from '../../db/lb-tree.js';
 import type { Operation } from '../driver.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
+import { failureKind, ownerReason, rememberFailure } from '../../controller/failover-memory.js';
 import {
   bootCompute, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
@@ -31,17 +35,29 @@ const reason = (step: string, error: Error) => `${step}: ${error.message}`;
  * in one transaction (as mark-active settles both): whoever sees the load balancer leave PENDING_*
  * finds the amphora's reason already there.
  */
-async function failLoadBalancer(ctx: StepContext, step: string, error: Error): Promise<void> {
+async function failLoadBalancer(ctx: StepContext, step: string, error: Error, ownerText = reason(step, error), alsoIn?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (trx) => {
     for (const built of await findBuiltAmphorae(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
-    await settleFailure(trx, ctx.loadBalancerId, reason(step, error));
+    await settleFailure(trx, ctx.loadBalancerId, ownerText);
+    await alsoIn?.(trx);
   });
+}
+
+/**
+ * As failLoadBalancer, and the load balancer remembers the failure (see failover-memory), so the
+ * amphorae that replace each other do not each start a new series of attempts. Its owner reads
+ * what happened and what brings it back; the amphorae (an admin's) keep the step's detail.
+ */
+async function failFailover(ctx: StepContext, step: string, error: Error): Promise<void> {
+  const kind = failureKind(step, error);
+  await failLoadBalancer(ctx, step, error, ownerReason(kind), (trx) => rememberFailure(trx, ctx.loadBalancerId, kind));
+  ctx.log.warn({ lb: ctx.loadBalancerId, step, kind, err: error }, kind === 'configuration' ? 'failover failed on configuration; stopped until the load balancer changes' : 'failover failed; retried after a back-off');
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
   const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
   const create: Flow = { steps: [...build, verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
-  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive(load)], onFailure: failLoadBalancer };
+  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive(load)], onFailure: failFailover };
   const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failLoadBalancer };
   const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.

@@ -15,7 +15,8 @@ import { buildAmphoraConfig } from './config-builder.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
-import { heartbeatKey } from '../../health/heartbeat-key.js';
+import { heartbeatKey } from '../../amphora/heartbeat-key.js';
+import { forgetFailovers } from '../../controller/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -360,7 +361,7 @@ export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step 
   };
 }
 
-/** The amphorae serve: ALLOCATED, and the tree settles. */
+/** The amphorae serve: ALLOCATED, the tree settles, and failed failovers before this one are forgotten. */
 export function markActive(load: AmphoraDepsLoader): Step {
   return {
     name: 'mark-active',
@@ -369,6 +370,7 @@ export function markActive(load: AmphoraDepsLoader): Step {
       await ctx.db.kysely.transaction().execute(async (trx) => {
         await trx.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, updated_at: timestamp() }).where('id', 'in', jobAmphoraIds(ctx.jobId)).execute();
         await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane });
+        await forgetFailovers(trx, ctx.loadBalancerId);
       });
     },
   };
