@@ -63,3 +63,12 @@ test('compute.driver is local by default, noop on request, and anything else is 
     assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), patch)), (e: Error) => new RegExp(`${key}: "\\w+" is not one of \\w+, \\w+`).test(e.message));
   assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'noop', drvier: 'x' } })), /compute/);
 });
+
+test('network.allowControlPlaneMembers is off by default, a boolean, and the member address settings are checked at start', () => {
+  const over = (o: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), o));
+  assert.equal(validateConfig(defaultConfig('/tmp/x')).network.allowControlPlaneMembers, false);
+  assert.equal(over({ network: { allowControlPlaneMembers: true } }).network.allowControlPlaneMembers, true);
+  assert.throws(() => over({ network: { allowControlPlaneMembers: 'yes' } }), /\/network\/allowControlPlaneMembers/);
+  assert.throws(() => over({ network: { reservedMemberAddresses: ['metadata'] } }), /network\.reservedMemberAddresses\[0\] 'metadata' is not an IP address/);
+  assert.throws(() => over({ amphora: { managementNetwork: { cidr: '127.80.0.0' } } }), /amphora\.managementNetwork\.cidr '127\.80\.0\.0' is not a CIDR/);
+});

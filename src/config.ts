@@ -10,7 +10,7 @@ import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typ
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
-import { parseHostPort } from './domain/net.js';
+import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
@@ -96,6 +96,11 @@ const ConfigSchema = Closed({
     qosPolicies: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
     securityGroups: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
     reservedMemberAddresses: Type.Array(Type.String()),
+    /**
+     * Labs only: members may be addresses of the control plane (the management network, the API's
+     * and health manager's addresses, loopback outside the configured subnets); see src/domain/rules/member-address.ts.
+     */
+    allowControlPlaneMembers: Type.Boolean(),
   }),
   quotas: Closed(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
   amphora: Closed({
@@ -266,6 +271,7 @@ export function defaultConfig(dataDir: string): Config {
       qosPolicies: [{ id: '5d4e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f70', name: 'default-qos' }],
       securityGroups: [{ id: '6e5f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a81', name: 'default' }],
       reservedMemberAddresses: ['169.254.169.254'],
+      allowControlPlaneMembers: false,
     },
     quotas: { load_balancer: -1, listener: -1, pool: -1, health_monitor: -1, member: -1, l7policy: -1, l7rule: -1 },
     amphora: {
@@ -351,7 +357,16 @@ export function validateConfig(candidate: unknown): Config {
   checkKeyManager(config);
   checkOvn(config);
   checkNetworkDriver(config);
+  checkMemberAddressSettings(config);
   return config;
+}
+
+/** The member address rule (src/domain/rules/member-address.ts) judges by these; a typo would silently let addresses through. */
+function checkMemberAddressSettings(config: Config): void {
+  for (const [i, a] of config.network.reservedMemberAddresses.entries())
+    if (!isIpAddress(a)) throw new ConfigError(`network.reservedMemberAddresses[${i}] '${a}' is not an IP address`);
+  if (!parseCidr(config.amphora.managementNetwork.cidr))
+    throw new ConfigError(`amphora.managementNetwork.cidr '${config.amphora.managementNetwork.cidr}' is not a CIDR: members on the management network could not be refused`);
 }
 
 /**

@@ -22,7 +22,7 @@ import { killAll, processesUnder, startOstia, type OstiaProcess } from './suppor
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli, waitActive } from './support/openstack-cli.js';
-import { randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { memberSubnetAddress, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../src/keymanager/testing.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
 
@@ -188,7 +188,7 @@ describe('TLS on the amphora through the openstack CLI', { skip: unmet('openstac
     cli = new OpenstackCli(ostia.cloudsYaml, { concurrency: 4 });
     // HTTPS members that accept only clients holding a certificate of the test PKI.
     for (const name of ['tls-member-a', 'tls-member-b'])
-      backends.push(await startBackend(name, `127.33.${Math.floor(Math.random() * 250)}.${10 + backends.length}`, { certPem: certs.member.certPem + pki.intermediate.certPem, keyPem: certs.member.keyPem, clientCa: pki.intermediate.certPem + pki.root.certPem }));
+      backends.push(await startBackend(name, memberSubnetAddress(), { certPem: certs.member.certPem + pki.intermediate.certPem, keyPem: certs.member.keyPem, clientCa: pki.intermediate.certPem + pki.root.certPem }));
   });
 
   after(async () => {

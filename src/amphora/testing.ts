@@ -20,9 +20,15 @@ export function tempDir(prefix: string): { path: string; remove(): void } {
 
 /** A random 127.x.y.z address (all of 127/8 is local on Linux), so parallel tests never share a port. */
 export function loopbackAddress(): string {
-  const octet = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
   return `127.${octet(100, 199)}.${octet(0, 255)}.${octet(2, 254)}`;
 }
+
+/** A random address of the default member subnet (127.32.0.0/16): the API refuses other loopback addresses as members. */
+export function memberSubnetAddress(): string {
+  return `127.32.${octet(0, 255)}.${octet(10, 250)}`;
+}
+
+const octet = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 
 /** A port for a listener HAProxy binds itself; its own random address makes a clash unlikely. */
 export function randomPort(): number {

@@ -152,6 +152,8 @@ test('graph errors are 400s and create nothing', async () => {
     [mutate((lb) => (lb.pools[0]!.protocol = 'TCP')), 400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."],
     [mutate((lb) => Object.assign(lb.listeners[1]!, { protocol: 'TCP', protocol_port: 80 })), 409, 'Another Listener on this Load Balancer is already using protocol HTTP and protocol_port 80'],
     [mutate((lb) => (lb.pools[0]!.members as unknown[]).push({ address: '169.254.169.254', protocol_port: 80 })), 400, '169.254.169.254 is not a valid option for member address'],
+    [mutate((lb) => (lb.pools[0]!.members as unknown[]).push({ address: '127.80.0.10', protocol_port: 80 })), 400, "Member address 127.80.0.10 is not allowed: it is on the load balancing service's management network. Use the address of a server on a member subnet."],
+    [mutate((lb) => (lb.listeners[1]!.default_pool.members as unknown[]).push({ address: '127.32.0.60', protocol_port: 53, monitor_address: '127.0.0.1' })), 400, 'Member monitor_address 127.0.0.1 is not allowed: the load balancing service itself listens on it. Use the address of a server on a member subnet.'],
     [mutate((lb) => ((lb.pools[0]!.healthmonitor as Record<string, unknown>).bogus = 1)), 400, 'Unknown attribute for argument load_balancer.loadbalancer.pools.healthmonitor: bogus'],
   ];
   for (const [body, code, message] of cases) {

@@ -11,7 +11,7 @@ import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, reservedSub
 import { timestamp } from '../domain/time.js';
 
 /** The catalog is the configured networks whatever network.driver says. */
-type Cfg = Omit<Config['network'], 'driver'>;
+type Cfg = Pick<Config['network'], 'networks' | 'qosPolicies' | 'securityGroups'>;
 export type NetworkDef = Cfg['networks'][number];
 export type SubnetDef = NetworkDef['subnets'][number] & { network_id: string; cidrParsed: Cidr; ip_version: 4 | 6 };
 
@@ -65,9 +65,6 @@ export class NetworkCatalog {
   }
   securityGroup(id: string) {
     return this.config.securityGroups.find((g) => g.id === id);
-  }
-  isReservedMemberAddress(ip: string): boolean {
-    return this.config.reservedMemberAddresses.includes(ip);
   }
 
   /** A subnet of `networkId` for a VIP: IPv4 first, as Octavia prefers. */

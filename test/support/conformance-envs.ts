@@ -4,7 +4,7 @@
  * 127.x loopback. ovn: the OVN lab (a real OVN, hosts in network namespaces) with the harness
  * pointed at it, traffic sent from the lab's client host.
  */
-import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../src/config.js';
+import { MEMBER_NETWORK_ID, MEMBER_SUBNET_ID, VIP_SUBNET_ID, defaultConfig, type Config } from '../../src/config.js';
 import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/health.js';
 import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../../src/amphora/testing.js';
 import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
@@ -26,6 +26,11 @@ export interface ProviderWorld {
   /** Why this world cannot run here, or false. */
   missing(): string | false;
   start(): Promise<World>;
+}
+
+/** The default networks with `subnet` added to the member network. */
+function withMemberSubnet(subnet: Config['network']['networks'][number]['subnets'][number]): Config['network']['networks'] {
+  return defaultConfig('/unused').network.networks.map((n) => (n.id === MEMBER_NETWORK_ID ? { ...n, subnets: [...n.subnets, subnet] } : n));
 }
 
 const octet = () => 2 + Math.floor(Math.random() * 250);
@@ -77,6 +82,8 @@ const amphora: ProviderWorld = {
       const h: Harness = await startHarness({
         ...WITH_KEY_MANAGER,
         api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' },
+        // The IPv6 member is on ::1, which the API refuses unless a configured subnet holds it.
+        network: { networks: withMemberSubnet({ id: 'c0ffee00-0000-4000-8000-000000000006', name: 'loopback-v6', cidr: '::1/128', gateway_ip: null, allocation_pools: [] }) },
         amphora: { managementNetwork: randomManagementNetwork(), agentPort: randomPort(), healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
       });
       closers.push(() => h.close());

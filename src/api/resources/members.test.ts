@@ -114,6 +114,70 @@ test('invalid members are refused and write nothing', async () => {
   assert.equal(await status('pool', t.poolId), 'ACTIVE');
 });
 
+test('members cannot target the control plane: create, update, batch and pool create refuse address and monitor_address, and write nothing', async () => {
+  const t = await poolTree();
+  const m = await create(t.lbId, `pools/${t.poolId}/members`, { member: { address: '127.32.0.50', protocol_port: 80, monitor_address: '127.32.0.51', monitor_port: 81 } });
+  const refused = (field: string, ip: string, why: RegExp) => (r: { statusCode: number; json(): any }) => {
+    assert.equal(r.statusCode, 400, `${field} ${ip}`);
+    const body = r.json();
+    assert.equal(body.faultcode, 'Client');
+    assert.equal(body.debuginfo, null);
+    assert.match(body.faultstring, new RegExp(`^Member ${field} ${ip.replace(/\./g, '\\.')} is not allowed: `));
+    assert.match(body.faultstring, why);
+  };
+  const cases: Array<[string, RegExp]> = [
+    ['127.80.0.10', /management network/],
+    ['127.0.0.1', /listens on it/],
+    ['127.0.0.53', /loopback address/],
+    ['::1', /loopback address/],
+    ['0.0.0.0', /unspecified address/],
+  ];
+  for (const [ip, why] of cases) {
+    refused('address', ip, why)(await h.request('POST', `/v2/lbaas/pools/${t.poolId}/members`, { body: { member: { address: ip, protocol_port: 80 } }, as: memberA }));
+    refused('monitor_address', ip, why)(await h.request('POST', `/v2/lbaas/pools/${t.poolId}/members`, { body: { member: { address: '127.32.0.52', protocol_port: 80, monitor_address: ip } }, as: memberA }));
+    refused('monitor_address', ip, why)(await h.request('PUT', `/v2/lbaas/pools/${t.poolId}/members/${m.id}`, { body: { member: { monitor_address: ip } }, as: memberA }));
+    const keep = { address: '127.32.0.50', protocol_port: 80, monitor_address: '127.32.0.51', monitor_port: 81 };
+    refused('address', ip, why)(await h.request('PUT', `/v2/lbaas/pools/${t.poolId}/members`, { body: { members: [keep, { address: ip, protocol_port: 80 }] }, as: memberA }));
+    refused('monitor_address', ip, why)(await h.request('PUT', `/v2/lbaas/pools/${t.poolId}/members`, { body: { members: [{ ...keep, monitor_address: ip }] }, as: memberA }));
+  }
+  refused('address', '127.80.0.10', /management network/)(
+    await h.request('POST', '/v2/lbaas/pools', { body: { pool: { loadbalancer_id: t.lbId, protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', members: [{ address: '127.80.0.10', protocol_port: 80 }] } }, as: memberA }),
+  );
+  assert.deepEqual((await membersOf(t.poolId)).map((x) => [x.address, x.monitor_address]), [['127.32.0.50', '127.32.0.51']]);
+  assert.equal(await status('member', m.id), 'ACTIVE');
+  assert.equal(await status('load_balancer', t.lbId), 'ACTIVE');
+  assert.equal((await h.request('GET', `/v2/lbaas/pools?loadbalancer_id=${t.lbId}`, { as: memberA })).json().pools.length, 1, 'the refused pool create wrote no pool');
+  // An unchanged monitor_address is not judged again, and a member subnet address stays usable.
+  const ok = await h.request('PUT', `/v2/lbaas/pools/${t.poolId}/members/${m.id}`, { body: { member: { weight: 4, monitor_address: '127.32.0.52' } }, as: memberA });
+  assert.equal(ok.statusCode, 200, ok.body);
+  await settle(t.lbId);
+});
+
+test('network.allowControlPlaneMembers lets a lab use control-plane addresses as members; reserved ones stay refused', async () => {
+  const lab = await startHarness({ network: { allowControlPlaneMembers: true } });
+  try {
+    await lab.runtime.worker?.close();
+    const post = async (path: string, body: unknown) => {
+      const r = await lab.request('POST', `/v2/lbaas/${path}`, { body, as: memberA });
+      assert.equal(r.statusCode, 201, r.body);
+      const obj = Object.values(r.json())[0] as Record<string, any>;
+      return obj;
+    };
+    const lb = await post('loadbalancers', { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID } });
+    await settleSuccess(lab.runtime.db.kysely, lb.id);
+    const pool = await post('pools', { pool: { loadbalancer_id: lb.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } });
+    await settleSuccess(lab.runtime.db.kysely, lb.id);
+    const m = await post(`pools/${pool.id}/members`, { member: { address: '127.0.0.1', protocol_port: 80, monitor_address: '127.80.0.10' } });
+    assert.equal(m.address, '127.0.0.1');
+    await settleSuccess(lab.runtime.db.kysely, lb.id);
+    const r = await lab.request('POST', `/v2/lbaas/pools/${pool.id}/members`, { body: { member: { address: '169.254.169.254', protocol_port: 80 } }, as: memberA });
+    assert.equal(r.statusCode, 400);
+    assert.equal(r.json().faultstring, '169.254.169.254 is not a valid option for member address');
+  } finally {
+    await lab.close();
+  }
+});
+
 test('update resets nulls to defaults; delete goes PENDING_DELETE then away', async () => {
   const t = await poolTree();
   const m = await create(t.lbId, `pools/${t.poolId}/members`, { member: { address: '127.32.0.40', protocol_port: 80, weight: 9, backup: true, name: 'n' } });

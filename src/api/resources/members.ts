@@ -10,8 +10,9 @@ import { timestamp } from '../../domain/time.js';
 import { Type, decodeField, type Static } from '../../domain/schema-kit.js';
 import { MemberBatchBody, MemberCreateBody, MemberSingleCreate, MemberUpdateBody } from '../../domain/schemas/member.js';
 import {
-  assertMemberAddressAllowed, memberSettingsForCreate, memberSettingsForUpdate, planMemberBatch, type MemberSettings,
+  memberSettingsForCreate, memberSettingsForUpdate, planMemberBatch, type MemberSettings,
 } from '../../domain/rules/member.js';
+import { assertMemberAddressAllowed, memberAddressPolicy } from '../../domain/rules/member-address.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
@@ -101,7 +102,9 @@ async function checkSubnet(deps: ApiDeps, trx: Trx, subnetId: string, projectId:
  * Locking, quota and the job are the caller's: endpoints, batch and graph create share this.
  */
 export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext, pool: PoolRow, input: MemberInput, lb: LoadBalancerRow): Promise<MemberRow> {
-  assertMemberAddressAllowed(input.address, deps.config.network.reservedMemberAddresses);
+  const addresses = memberAddressPolicy(deps.config);
+  assertMemberAddressAllowed(input.address, 'address', addresses);
+  if (input.monitor_address) assertMemberAddressAllowed(input.monitor_address, 'monitor_address', addresses);
   if (input.subnet_id) await checkSubnet(deps, trx, input.subnet_id, pool.project_id);
   if (input.request_sriov && !(await flavorAllowsSriovMembers(trx, pool.load_balancer_id)))
     throw apiError('BAD_REQUEST', 'The load balancer flavor does not allow SR-IOV member ports.');
@@ -130,6 +133,9 @@ export async function insertMember(deps: ApiDeps, trx: Trx, _ctx: RequestContext
 
 /** Writes new settings over a stored member, marking it PENDING_UPDATE. */
 async function rewriteMember(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, current: MemberRow, settings: MemberSettings, tags: string[] | undefined): Promise<MemberRow> {
+  // Only a new monitor_address is judged: a member's address is immutable, and one stored before a rule changed stays updatable.
+  if (settings.monitor_address && settings.monitor_address !== current.monitor_address)
+    assertMemberAddressAllowed(settings.monitor_address, 'monitor_address', memberAddressPolicy(deps.config));
   const updated: MemberRow = { ...current, ...settingsColumns(settings), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() };
   deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(updated), { ...lb });
   await trx.updateTable('member').set(updated).where('id', '=', current.id).execute();

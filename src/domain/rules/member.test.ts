@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isApiError } from '../errors.js';
-import { assertMemberAddressAllowed, memberSettingsForCreate, memberSettingsForUpdate, planMemberBatch } from './member.js';
+import { memberSettingsForCreate, memberSettingsForUpdate, planMemberBatch } from './member.js';
 
 test('member defaults and the admin_state_up null quirk', () => {
   assert.deepEqual(memberSettingsForCreate({}), { name: '', admin_state_up: true, weight: 1, backup: false, monitor_address: null, monitor_port: null });
@@ -9,16 +9,6 @@ test('member defaults and the admin_state_up null quirk', () => {
   const stored = memberSettingsForCreate({ name: 'a', weight: 7, backup: true });
   assert.deepEqual(memberSettingsForUpdate(stored, { weight: null, backup: null }), { ...stored, weight: 1, backup: false });
   assert.deepEqual(memberSettingsForUpdate(stored, {}), stored);
-});
-
-test('reserved addresses are refused with InvalidOption wording', () => {
-  assertMemberAddressAllowed('10.0.0.1', ['169.254.169.254']);
-  assert.throws(() => assertMemberAddressAllowed('169.254.169.254', ['169.254.169.254']), (e: unknown) => {
-    assert.ok(isApiError(e));
-    assert.equal(e.status, 400);
-    assert.equal(e.message, '169.254.169.254 is not a valid option for member address');
-    return true;
-  });
 });
 
 test('batch plan matches on (address, protocol_port)', () => {

@@ -1,5 +1,5 @@
 /**
- * Member rules of Octavia's API: reserved addresses, defaults, and the plan of a batch
+ * Member rules of Octavia's API: defaults, and the plan of a batch
  * update (which members are created, updated or removed). Pure.
  */
 import { apiError } from '../errors.js';
@@ -31,11 +31,6 @@ export function memberSettingsForCreate(input: Patch<MemberSettings>): MemberSet
 
 export function memberSettingsForUpdate(stored: MemberSettings, patch: Patch<MemberSettings>): MemberSettings {
   return { ...withDefaults(stored, patch, memberDefaults), admin_state_up: adminStateOf(patch.admin_state_up, stored.admin_state_up) };
-}
-
-/** Addresses such as the metadata service can never be members (`[networking] reserved_ips`). */
-export function assertMemberAddressAllowed(address: string, reserved: readonly string[]): void {
-  if (reserved.includes(address)) throw apiError('INVALID_OPTION', address, 'member address');
 }
 
 export interface MemberKey {

@@ -45,7 +45,6 @@ export class LoopbackNetwork implements NetworkDriver {
       ],
       qosPolicies: [],
       securityGroups: [],
-      reservedMemberAddresses: [],
     });
     this.subnet = this.catalog.subnet(MANAGEMENT_SUBNET_ID)!;
   }

@@ -10,7 +10,7 @@ import { startHarness, admin, memberA, type Harness } from '../../../test/suppor
 import { VIP_SUBNET_ID } from '../../config.js';
 import { AgentClient } from '../../amphora/client.js';
 import { CertificateAuthority } from '../../pki/ca.js';
-import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../../amphora/testing.js';
+import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from '../../amphora/testing.js';
 
 let h: Harness;
 let backend: Backend;
@@ -25,7 +25,7 @@ before(async () => {
     api: { enabledProviders: ['noop', 'amphora'] },
     amphora: { managementNetwork: { cidr: `${managementNet}.0/24`, start: `${managementNet}.10`, end: `${managementNet}.250` }, agentPort: randomPort() },
   });
-  backend = await startBackend('member-1');
+  backend = await startBackend('member-1', memberSubnetAddress());
 });
 after(async () => {
   await backend.close();
