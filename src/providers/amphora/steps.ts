@@ -229,7 +229,8 @@ async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Pro
       certPem: cert.certPem,
       keyPem: cert.keyPem,
       clientCaPem: deps.ca.clientCaPem,
-      heartbeat: { key: heartbeatKey(deps.settings.heartbeatSecret, amp.id), targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
+      // Without a data plane no agent runs to sign heartbeats, and no heartbeat secret need exist.
+      heartbeat: { key: deps.dataPlane ? heartbeatKey(deps.settings.heartbeatSecret, amp.id) : '', targets: [deps.settings.healthListen], intervalMs: deps.settings.heartbeatIntervalMs },
       haproxyBinary: deps.settings.haproxyBinary,
       maxconn: deps.settings.maxconn,
     },
