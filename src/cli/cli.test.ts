@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { keystoneToken, repoRoot, startOstia } from '../../test/support/ostia-process.js';
+import { keystoneToken, repoRoot, startOstia, type OstiaProcess } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { writeAmphoraConfig } from '../../test/support/amphora-config.js';
 import { unmet } from '../../test/support/requirements.js';
@@ -179,22 +179,24 @@ test("up --config with identity.mode testing: warns that anyone can claim any ro
   assert.equal(existsSync(join(dir, 'text', 'clouds.yaml')), false);
 });
 
+/** Creates a load balancer named `name` as the demo user and returns its id once it is ACTIVE. */
+async function activeLoadBalancer(running: OstiaProcess, name: string): Promise<string> {
+  const headers = { 'x-auth-token': await keystoneToken(running.cloud('ostia-demo')), 'content-type': 'application/json' };
+  const created = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name } }) });
+  assert.equal(created.status, 201, await created.clone().text());
+  const id = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
+  assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${id}`, headers), 'ACTIVE');
+  return id;
+}
+
 test('trace prints the provisioning steps of a load balancer, as a table and as JSON', async (t) => {
   const dataDir = tempDir();
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const running = await startOstia({ extraArgs: ['--data-dir', dataDir] });
   let lbId: string;
   try {
-    const headers = { 'x-auth-token': await keystoneToken(running.cloud('ostia-demo')), 'content-type': 'application/json' };
-    const created = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'traced' } }) });
-    assert.equal(created.status, 201, await created.clone().text());
-    lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
-    assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${lbId}`, headers), 'ACTIVE');
-    for (let i = 0; i < 2; i++) {
-      const twin = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'twin' } }) });
-      assert.equal(twin.status, 201, await twin.clone().text());
-      assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${((await twin.json()) as { loadbalancer: { id: string } }).loadbalancer.id}`, headers), 'ACTIVE');
-    }
+    lbId = await activeLoadBalancer(running, 'traced');
+    for (let i = 0; i < 2; i++) await activeLoadBalancer(running, 'twin');
   } finally {
     await running.stop();
   }
@@ -243,11 +245,7 @@ test("trace shows a tenant's control characters spelled out, never raw on the op
   const running = await startOstia({ extraArgs: ['--data-dir', dataDir] });
   let lbId: string;
   try {
-    const headers = { 'x-auth-token': await keystoneToken(running.cloud('ostia-demo')), 'content-type': 'application/json' };
-    const created = await fetch(`${running.url}/v2/lbaas/loadbalancers`, { method: 'POST', headers, body: JSON.stringify({ loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, name: 'plain' } }) });
-    assert.equal(created.status, 201, await created.clone().text());
-    lbId = ((await created.json()) as { loadbalancer: { id: string } }).loadbalancer.id;
-    assert.equal(await settled(`${running.url}/v2/lbaas/loadbalancers/${lbId}`, headers), 'ACTIVE');
+    lbId = await activeLoadBalancer(running, 'plain');
   } finally {
     await running.stop();
   }
