@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 3, end to end with real amphorae (agent + HAProxy): a load balancer whose
+ * Failover memory end to end with real amphorae (agent + HAProxy): a load balancer whose
  * configuration no new amphora accepts (a value written straight into the database, past the
  * API) loses its amphora. The health manager fails it over once, the new amphora refuses the
  * configuration, and nothing more happens: no storm of amphorae replacing each other. The load
@@ -21,7 +21,7 @@ import { openDatabase, type Db } from '../src/db/database.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
-/** Past what HAProxy's renderer accepts (issue 11 lists 2^53 among the values the API took but HAProxy refused). */
+/** Past what HAProxy's renderer accepts (2^53 is one of the values the API once took and HAProxy refused). */
 const UNRENDERABLE_LIMIT = 2 ** 53;
 /** Several heartbeat timeouts and detector runs: a storm would have failed over again many times. */
 const WATCH_MS = 20_000;

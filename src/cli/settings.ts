@@ -119,7 +119,7 @@ export function withTokenSecret(config: Config): Config {
   return ensureTokenSecret(config, ...dataDirSecret(tokenSecretFile(config)));
 }
 
-export function heartbeatSecretFile(config: Config): string {
+function heartbeatSecretFile(config: Config): string {
   return join(config.dataDir, 'heartbeat-secret');
 }
 

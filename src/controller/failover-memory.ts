@@ -11,7 +11,7 @@
  * is retried after a delay that doubles with each failure, up to a bound. A failover that
  * succeeds forgets it all.
  */
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, FailoverMemoryTable } from '../db/schema.js';
 import { AgentHttpError } from '../amphora/client.js';
 
@@ -34,14 +34,16 @@ export function failureKind(step: string, error: Error): FailureKind {
  */
 export function ownerReason(kind: FailureKind): string {
   return kind === 'configuration'
-    ? 'failover stopped: a new amphora refused the configuration of this load balancer; it is not retried until the load balancer or one of its objects changes, or an operator fails it over'
+    ? 'failover stopped: a new amphora refused the configuration of this load balancer; it is not retried until an operator fails it over; the load balancer can be deleted'
     : 'failover failed: a new amphora could not be built; it is retried automatically, less and less often';
 }
 
 export async function rememberFailure(db: Q, loadBalancerId: string, kind: FailureKind, now = Date.now()): Promise<void> {
-  const before = await db.selectFrom('failover_memory').select('failures').where('load_balancer_id', '=', loadBalancerId).executeTakeFirst();
-  if (before) await db.updateTable('failover_memory').set({ kind, failures: before.failures + 1, failed_at: now }).where('load_balancer_id', '=', loadBalancerId).execute();
-  else await db.insertInto('failover_memory').values({ load_balancer_id: loadBalancerId, kind, failures: 1, failed_at: now }).execute();
+  await db
+    .insertInto('failover_memory')
+    .values({ load_balancer_id: loadBalancerId, kind, failures: 1, failed_at: now })
+    .onConflict((oc) => oc.column('load_balancer_id').doUpdateSet({ kind, failed_at: now, failures: sql`failover_memory.failures + 1` }))
+    .execute();
 }
 
 /** After a failover that succeeded, and when anyone but the health manager enqueues a job for the load balancer. */

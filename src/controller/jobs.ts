@@ -17,7 +17,7 @@ export interface EnqueueRequest {
   payload?: Record<string, unknown>;
   /**
    * The health manager's own failovers. Any other job is a change to the load balancer (or an
-   * operator's decision), which lifts what its failed failovers left (see health/failover-memory).
+   * operator's decision), which lifts what its failed failovers left (see failover-memory.ts).
    */
   automatic?: boolean;
 }

@@ -17,7 +17,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-private-state': privateState , '0006-failover-memory': failoverMemory };
+const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-private-state': privateState, '0006-failover-memory': failoverMemory };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

@@ -5,7 +5,6 @@
  * agents on the management network, the API and health manager, anything bound to loopback.
  * Pure: the configured values come in as a MemberAddressPolicy.
  */
-import type { Config } from '../../config.js';
 import { apiError } from '../errors.js';
 import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, parseHostPort, type Cidr } from '../net.js';
 
@@ -23,7 +22,12 @@ export interface MemberAddressPolicy {
 
 export type MemberAddressField = 'address' | 'monitor_address';
 
-type PolicyConfig = { network: Pick<Config['network'], 'networks' | 'reservedMemberAddresses' | 'allowControlPlaneMembers'>; amphora: Pick<Config['amphora'], 'managementNetwork' | 'healthListen'>; api: Pick<Config['api'], 'host'> };
+/** The parts of the configuration the policy reads (structural, so the domain needs no config import). */
+type PolicyConfig = {
+  network: { networks: ReadonlyArray<{ subnets: ReadonlyArray<{ cidr: string }> }>; reservedMemberAddresses: readonly string[]; allowControlPlaneMembers: boolean };
+  amphora: { managementNetwork: { cidr: string }; healthListen: string };
+  api: { host: string };
+};
 
 export function memberAddressPolicy(config: PolicyConfig): MemberAddressPolicy {
   const listenHosts = [config.api.host, parseHostPort(config.amphora.healthListen, 'amphora.healthListen').host];

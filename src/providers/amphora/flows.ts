@@ -6,7 +6,7 @@
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
  *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted); a failure is
- *                         remembered per load balancer (health/failover-memory), mark-active forgets it
+ *                         remembered per load balancer (controller/failover-memory), mark-active forgets it
  *   child changes, loadbalancer.update
  *                         push-config → verify-certificates → settle (verify-certificates
  *                         checks at the VIP that new or changed TLS listeners serve what they
