@@ -3,7 +3,7 @@
  * serving roles keep there (the token secret, the SQLite file's folder).
  */
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { YAMLError } from 'yaml';
 import { ConfigError, ensureHeartbeatSecret, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
@@ -73,21 +73,22 @@ export function requirePostgres(config: Config): void {
 }
 
 /**
- * Creates the data directory and the SQLite file's folder owner-only (0700), and the SQLite file
- * 0600 before SQLite opens it (its -wal and -shm take the database file's mode). Whatever is
- * already there and open to group or others is made owner-only; the returned lines say what was
- * fixed, for the log. Anything owned by another user is refused: only its owner can fix it.
+ * Creates the data directory owner-only (0700), a SQLite file's folder likewise when it creates
+ * it, and the SQLite file 0600 before SQLite opens it (its -wal and -shm take the database file's
+ * mode). Whatever is already in the data directory, and the SQLite files, open to group or others
+ * is made owner-only; the returned lines say what was fixed, for the log. Anything owned by another user is refused: only its owner can fix it.
  */
 export function prepareDataDir(config: Config): string[] {
   const fixed: string[] = [];
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  makePrivate(config.dataDir, fixed);
   const sqlite = sqlitePath(config);
-  for (const dir of [config.dataDir, ...(sqlite ? [dirname(sqlite)] : [])]) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    makePrivate(dir, fixed);
-  }
   if (sqlite) {
+    // Once: a database inside the data directory was just walked; one elsewhere is checked alone, not its folder's other files.
+    const elsewhere = relative(resolve(config.dataDir), resolve(sqlite)).startsWith('..');
+    if (elsewhere) mkdirSync(dirname(sqlite), { recursive: true, mode: 0o700 });
     closeSync(openSync(sqlite, 'a', 0o600));
-    for (const file of [sqlite, `${sqlite}-wal`, `${sqlite}-shm`]) if (existsSync(file)) makePrivate(file, fixed);
+    if (elsewhere) for (const file of [sqlite, `${sqlite}-wal`, `${sqlite}-shm`]) if (existsSync(file)) makePrivate(file, fixed);
   }
   return fixed;
 }
