@@ -13,7 +13,6 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, FailoverMemoryTable } from '../db/schema.js';
-import { AgentHttpError } from '../amphora/client.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -22,21 +21,6 @@ export type FailoverMemory = FailoverMemoryTable;
 
 /** The longest delay between two automatic failovers of one load balancer after infrastructure failures. */
 export const MAX_FAILOVER_BACKOFF_MS = 10 * 60_000;
-
-/** The agent answers 400 to a configuration it cannot render or HAProxy refuses (src/amphora/agent/apply.ts). */
-export function failureKind(step: string, error: Error): FailureKind {
-  return step === 'push-config' && error instanceof AgentHttpError && error.status === 400 ? 'configuration' : 'infrastructure';
-}
-
-/**
- * What the load balancer's owner reads in its status_reason: what happened and what brings it
- * back, without addresses, paths or ids of the control plane (the trace and the log have those).
- */
-export function ownerReason(kind: FailureKind): string {
-  return kind === 'configuration'
-    ? 'failover stopped: a new amphora refused the configuration of this load balancer; it is not retried until an operator fails it over; the load balancer can be deleted'
-    : 'failover failed: a new amphora could not be built; it is retried automatically, less and less often';
-}
 
 export async function rememberFailure(db: Q, loadBalancerId: string, kind: FailureKind, now = Date.now()): Promise<void> {
   await db

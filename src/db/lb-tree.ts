@@ -65,7 +65,7 @@ export async function treeIds(db: Q, lbId: string): Promise<TreeIds> {
 }
 
 const childTables = ['listener', 'pool', 'member', 'health_monitor', 'l7policy', 'l7rule'] as const;
-type ChildTable = (typeof childTables)[number];
+export type ChildTable = (typeof childTables)[number];
 
 function idsOf(ids: TreeIds, table: ChildTable): string[] {
   switch (table) {
@@ -162,6 +162,47 @@ export async function settleFailure(db: Q, lbId: string, reason: string): Promis
     await db.updateTable(table).set({ provisioning_status: 'ERROR', updated_at: now }).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
   }
   await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: now }).where('id', '=', lbId).execute();
+}
+
+/** How deep a table sits below the load balancer: a change marks the objects above it PENDING_UPDATE too. */
+const depth: Record<ChildTable, number> = { listener: 1, pool: 2, l7policy: 2, member: 3, health_monitor: 3, l7rule: 3 };
+
+export interface PendingObject {
+  table: ChildTable;
+  id: string;
+  provisioning_status: string;
+}
+
+/**
+ * The objects a job was asked to change, among the pending objects of its tree: every object
+ * created or deleted, and an updated one unless something deeper is pending (a pool whose member
+ * changed is PENDING_UPDATE only because of the member, and so are its listeners).
+ */
+export function changedObjects(pending: readonly PendingObject[]): PendingObject[] {
+  const deepest = Math.max(0, ...pending.map((p) => depth[p.table]));
+  return pending.filter((p) => p.provisioning_status !== 'PENDING_UPDATE' || depth[p.table] === deepest);
+}
+
+/** The pending objects of the tree, every table. */
+export async function pendingObjects(db: Q, lbId: string): Promise<PendingObject[]> {
+  const ids = await treeIds(db, lbId);
+  const found: PendingObject[] = [];
+  for (const table of childTables) {
+    const all = idsOf(ids, table);
+    if (!all.length) continue;
+    const rows = await db.selectFrom(table).select(['id', 'provisioning_status']).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
+    found.push(...rows.map((r) => ({ table, id: r.id, provisioning_status: r.provisioning_status })));
+  }
+  return found;
+}
+
+/** Objects go to ERROR, stamped as in settleSuccess. */
+export async function markError(db: Q, objects: readonly PendingObject[]): Promise<void> {
+  const now = timestamp();
+  for (const table of childTables) {
+    const ids = objects.filter((o) => o.table === table).map((o) => o.id);
+    if (ids.length) await db.updateTable(table).set({ provisioning_status: 'ERROR', updated_at: now }).where('id', 'in', ids).execute();
+  }
 }
 
 /** Objects with no health of their own: ONLINE when enabled, OFFLINE when not. */

@@ -17,6 +17,9 @@ import { readTrace } from '../../controller/trace.js';
 import { ProviderRegistry } from '../registry.js';
 import type { AgentApi, AmphoraDeps } from './deps.js';
 import { amphoraDriver } from './driver.js';
+import { ownerFailureReason } from './failures.js';
+import { AgentHttpError } from '../../amphora/client.js';
+import { OPERATOR_ONLY } from '../../api/resources/loadbalancer-status.js';
 
 class FakeCompute implements ComputeDriver {
   readonly running = new Map<string, AmphoraSpec>();
@@ -214,24 +217,54 @@ test('operating statuses: what the job knows is set, what only heartbeats know i
   assert.equal(agents.pushed.at(-1)!.enabled, false);
 });
 
-test('a failed push leaves the load balancer in ERROR with the step and the agent’s reason', async () => {
+test('a change the agent refuses puts only the changed object in ERROR: the load balancer stays usable and the object can be deleted', async () => {
   const lb = await createLb();
   await h.settled(lb.id);
-  agents.failPush = new Error('PUT /1.0/config failed with 400: haproxy -c said no');
+  const detail = 'haproxy -c: [ALERT] parsing [/var/lib/ostia/amphorae/x/haproxy.cfg:12]';
+  agents.failPush = new AgentHttpError(400, 'haproxy refused the configuration', detail, 'PUT /1.0/config');
+  const listener = (await h.request('POST', '/v2/lbaas/listeners', { body: { listener: { loadbalancer_id: lb.id, protocol: 'HTTP', protocol_port: 80 } }, as: memberA })).json().listener;
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  const row = await lbRow(lb.id);
+  assert.match(row.status_reason ?? '', new RegExp(`listener ${listener.id} was not applied: HAProxy refused`));
+  assert.doesNotMatch(row.status_reason ?? '', /\/var|ALERT/);
+  const shown = (await h.request('GET', `/v2/lbaas/listeners/${listener.id}`, { as: memberA })).json().listener;
+  assert.equal(shown.provisioning_status, 'ERROR');
+  assert.equal(shown.status_reason, row.status_reason);
+  const [amp] = await amphoraeOf(lb.id);
+  assert.equal(amp!.status, 'ALLOCATED');
+  assert.match(amp!.status_reason ?? '', /\/var\/lib\/ostia/, 'the operator keeps the detail');
+  const trace = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}/trace`, { as: memberA })).json().trace as Array<{ error: string | null }>;
+  assert.ok(trace.some((s) => s.error === OPERATOR_ONLY));
+  assert.ok(trace.every((s) => !s.error?.includes('/var/lib')), "the owner's trace holds no control-plane detail");
+  const adminTrace = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}/trace`, { as: admin })).json().trace as Array<{ error: string | null }>;
+  assert.ok(adminTrace.some((s) => s.error?.includes('/var/lib/ostia')));
+
+  agents.failPush = null;
+  assert.equal((await h.request('DELETE', `/v2/lbaas/listeners/${listener.id}`, { as: memberA })).statusCode, 204);
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  assert.equal((await h.request('GET', `/v2/lbaas/listeners/${listener.id}`, { as: memberA })).statusCode, 404);
+  assert.equal((await lbRow(lb.id)).status_reason, null);
+});
+
+test('a push that fails otherwise leaves the load balancer in ERROR: its owner reads the step, the amphora keeps the detail', async () => {
+  const lb = await createLb();
+  await h.settled(lb.id);
+  agents.failPush = new Error('connect ECONNREFUSED 127.80.0.10:9443');
   await h.request('POST', '/v2/lbaas/listeners', { body: { listener: { loadbalancer_id: lb.id, protocol: 'HTTP', protocol_port: 80 } }, as: memberA });
   assert.equal(await h.settled(lb.id), 'ERROR');
   const row = await lbRow(lb.id);
-  assert.equal(row.status_reason, 'push-config: PUT /1.0/config failed with 400: haproxy -c said no');
+  assert.equal(row.status_reason, ownerFailureReason('push-config', agents.failPush));
+  assert.doesNotMatch(row.status_reason ?? '', /127\.80/);
   const [amp] = await amphoraeOf(lb.id);
   assert.equal(amp!.status, 'ALLOCATED');
-  assert.equal(amp!.status_reason, 'push-config: PUT /1.0/config failed with 400: haproxy -c said no');
+  assert.equal(amp!.status_reason, 'push-config: connect ECONNREFUSED 127.80.0.10:9443');
 });
 
 test('a failed create reverts: no compute is left, the management address is freed, the amphora says why', async () => {
   agents.failPush = new Error('agent exploded');
   const lb = await createLb();
   assert.equal(await h.settled(lb.id), 'ERROR');
-  assert.equal((await lbRow(lb.id)).status_reason, 'push-config: agent exploded');
+  assert.equal((await lbRow(lb.id)).status_reason, ownerFailureReason('push-config', new Error('agent exploded')));
   assert.deepEqual(await compute.list(), []);
   const [amp] = await amphoraeOf(lb.id);
   assert.equal(amp!.status, 'ERROR');
@@ -266,9 +299,9 @@ test('an amphora whose processes exit while booting fails the create at once, sa
   const [amp] = await amphoraeOf(lb.id);
   compute.running.clear();
   assert.equal(await h.settled(lb.id), 'ERROR');
-  const reason = `wait-for-agent: the processes of amphora ${amp!.id} exited before its agent answered; see agent.log in /nonexistent/${amp!.id}`;
-  assert.equal((await lbRow(lb.id)).status_reason, reason);
-  assert.equal((await amphoraeOf(lb.id))[0]!.status_reason, reason);
+  const detail = `wait-for-agent: the processes of amphora ${amp!.id} exited before its agent answered; see agent.log in /nonexistent/${amp!.id}`;
+  assert.equal((await amphoraeOf(lb.id))[0]!.status_reason, detail);
+  assert.match((await lbRow(lb.id)).status_reason ?? '', /^wait-for-agent failed: its amphora did not come up in time/);
 });
 
 test('amphora failover builds the replacement first, then retires the old one', async () => {

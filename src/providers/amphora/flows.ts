@@ -8,7 +8,8 @@
  *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted); a failure is
  *                         remembered per load balancer (controller/failover-memory), mark-active forgets it
  *   child changes, loadbalancer.update
- *                         push-config → verify-certificates → settle (verify-certificates
+ *                         push-config → verify-certificates → settle; a change the amphorae
+ *                         refused puts only the changed objects in ERROR (verify-certificates
  *                         checks at the VIP that new or changed TLS listeners serve what they
  *                         should, and rolls a changed listener's certificates back if not)
  *   loadbalancer.delete   stop-amphorae → settle
@@ -22,7 +23,9 @@ import { settleFailure } from '../../db/lb-tree.js';
 import type { Operation } from '../driver.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
-import { failureKind, ownerReason, rememberFailure } from '../../controller/failover-memory.js';
+import { rememberFailure } from '../../controller/failover-memory.js';
+import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause } from './failures.js';
+import { settleRefusedChange } from './statuses.js';
 import {
   bootCompute, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
@@ -35,7 +38,7 @@ const reason = (step: string, error: Error) => `${step}: ${error.message}`;
  * in one transaction (as mark-active settles both): whoever sees the load balancer leave PENDING_*
  * finds the amphora's reason already there.
  */
-async function failLoadBalancer(ctx: StepContext, step: string, error: Error, ownerText = reason(step, error), alsoIn?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+async function failLoadBalancer(ctx: StepContext, step: string, error: Error, ownerText = ownerFailureReason(step, error), alsoIn?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (trx) => {
     for (const built of await findBuiltAmphorae(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
     await settleFailure(trx, ctx.loadBalancerId, ownerText);
@@ -50,15 +53,30 @@ async function failLoadBalancer(ctx: StepContext, step: string, error: Error, ow
  */
 async function failFailover(ctx: StepContext, step: string, error: Error): Promise<void> {
   const kind = failureKind(step, error);
-  await failLoadBalancer(ctx, step, error, ownerReason(kind), (trx) => rememberFailure(trx, ctx.loadBalancerId, kind));
+  await failLoadBalancer(ctx, step, error, failoverOwnerReason(kind), (trx) => rememberFailure(trx, ctx.loadBalancerId, kind));
   ctx.log.warn({ lb: ctx.loadBalancerId, step, kind, err: error }, kind === 'configuration' ? 'failover failed on configuration; stopped until the load balancer changes' : 'failover failed; retried after a back-off');
+}
+
+/**
+ * A change to the tree that failed: when the amphorae kept their previous configuration, only
+ * the objects changed go to ERROR and the load balancer stays usable (./failures.ts); otherwise
+ * the load balancer fails. The trace and the amphora keep the step's detail.
+ */
+function failChange(load: AmphoraDepsLoader): Flow['onFailure'] {
+  return async (ctx, step, error) => {
+    const cause = refusedChangeCause(step, error);
+    if (cause === null) return failLoadBalancer(ctx, step, error);
+    const { dataPlane } = await load();
+    await ctx.db.kysely.transaction().execute((trx) => settleRefusedChange(trx, ctx.loadBalancerId, cause, { dataPlane }));
+    ctx.log.warn({ lb: ctx.loadBalancerId, step, err: error }, 'a change was not applied; the amphorae keep their previous configuration');
+  };
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
   const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
   const create: Flow = { steps: [...build, verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
   const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive(load)], onFailure: failFailover };
-  const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failLoadBalancer };
+  const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failChange(load) };
   const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
   const configure: Flow = {

@@ -12,7 +12,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { settleSuccess, treeIds } from '../../db/lb-tree.js';
+import { changedObjects, markError, pendingObjects, settleFailure, settleSuccess, treeIds, type PendingObject } from '../../db/lb-tree.js';
 import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
 
 type Trx = Transaction<Database>;
@@ -75,4 +75,27 @@ export async function settleAmphoraTree(trx: Trx, lbId: string, opts: { dataPlan
   }
   await setUnmonitoredMembers(trx, (await treeIds(trx, lbId)).pools);
   return true;
+}
+
+const labels: Record<PendingObject['table'], string> = {
+  listener: 'listener', pool: 'pool', member: 'member', health_monitor: 'health monitor', l7policy: 'L7 policy', l7rule: 'L7 rule',
+};
+
+/**
+ * A change the amphorae refused while they kept serving their previous configuration (see
+ * ./failures.ts): the objects the job changed go to ERROR, the load balancer and the objects
+ * locked with them settle as after a success, so the owner can fix or delete what failed. The
+ * reason, on the load balancer (and on a failed listener, which has a reason of its own), names
+ * the owner's objects and what to do. A job that changed only the load balancer fails it.
+ */
+export async function settleRefusedChange(trx: Trx, lbId: string, cause: string, opts: { dataPlane: boolean }): Promise<void> {
+  const changed = changedObjects(await pendingObjects(trx, lbId));
+  if (!changed.length) return settleFailure(trx, lbId, `the change was not applied: ${cause}`);
+  await markError(trx, changed);
+  if (!(await settleAmphoraTree(trx, lbId, opts))) return;
+  const names = changed.map((o) => `${labels[o.table]} ${o.id}`).join(', ');
+  const reason = `the change to ${names} was not applied: ${cause}. The load balancer still serves its previous configuration; update or delete what failed.`;
+  await trx.updateTable('load_balancer').set({ status_reason: reason }).where('id', '=', lbId).execute();
+  const listeners = changed.filter((o) => o.table === 'listener').map((o) => o.id);
+  if (listeners.length) await trx.updateTable('listener').set({ status_reason: reason }).where('id', 'in', listeners).execute();
 }
