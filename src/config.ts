@@ -431,12 +431,19 @@ function checkKeyManager(config: Config): void {
     throw new ConfigError('keyManager.mode is external but no service credentials are set: fill keyManager.external.authUrl/username/password (or identity.external)');
 }
 
-/** The key manager's encryption key is generated once per data directory unless the config sets one. */
+/**
+ * A secret the config does not set is generated once per data directory: what `read` finds there,
+ * else 32 random bytes, which `write` keeps for the next start.
+ */
+function secretOnce(read: () => string | null, write: (s: string) => void, encoding: 'hex' | 'base64'): string {
+  const secret = read() ?? randomBytes(32).toString(encoding);
+  write(secret);
+  return secret;
+}
+
 export function ensureKeyManagerKey(config: Config, read: () => string | null, write: (s: string) => void): Config {
   if (config.keyManager.encryptionKey || config.keyManager.mode === 'external') return config;
-  const key = read() ?? randomBytes(32).toString('base64');
-  write(key);
-  return { ...config, keyManager: { ...config.keyManager, encryptionKey: key } };
+  return { ...config, keyManager: { ...config.keyManager, encryptionKey: secretOnce(read, write, 'base64') } };
 }
 
 /** A short secret could be guessed from one heartbeat, and every amphora's key with it. */
@@ -447,12 +454,9 @@ function checkHeartbeatSecret(secret: string): void {
 
 const HEARTBEAT_SECRET_MIN_LENGTH = 32;
 
-/** The heartbeat secret is generated once per data directory unless the config sets one. */
 export function ensureHeartbeatSecret(config: Config, read: () => string | null, write: (s: string) => void): Config {
   if (config.amphora.heartbeatSecret) return config;
-  const secret = read() ?? randomBytes(32).toString('hex');
-  write(secret);
-  return { ...config, amphora: { ...config.amphora, heartbeatSecret: secret } };
+  return { ...config, amphora: { ...config.amphora, heartbeatSecret: secretOnce(read, write, 'hex') } };
 }
 
 /** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */
@@ -467,12 +471,9 @@ function checkHealthListen(listen: string): void {
     throw new ConfigError(`amphora.healthListen '${listen}' has port 0: amphorae are told this address and keep it across restarts, so set a fixed free UDP port`);
 }
 
-/** The token secret is generated once per data directory unless the config sets one. */
 export function ensureTokenSecret(config: Config, read: () => string | null, write: (s: string) => void): Config {
   if (config.identity.tokenSecret) return config;
-  const secret = read() ?? randomBytes(32).toString('hex');
-  write(secret);
-  return { ...config, identity: { ...config.identity, tokenSecret: secret } };
+  return { ...config, identity: { ...config.identity, tokenSecret: secretOnce(read, write, 'hex') } };
 }
 
 export function publicUrl(config: Config, boundPort?: number): string {
