@@ -4,88 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { randomBytes, randomUUID } from 'node:crypto';
-import pino from 'pino';
-import { startHarness, readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
-import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from '../../test/support/seed-rows.js';
+import { readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
-import { MEMBER_SUBNET_ID } from '../config.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { encodeHeartbeat } from '../amphora/heartbeat.js';
-import { freeUdpPort } from '../amphora/testing.js';
-import { HealthManager } from './index.js';
-import { heartbeatKey } from '../amphora/heartbeat-key.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat } from './receiver.js';
-
-const silent = pino({ level: 'silent' });
-const key = (amphoraId: string) => heartbeatKey(TEST_HEARTBEAT_SECRET, amphoraId);
-
-async function send(port: number, datagram: Buffer): Promise<void> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => socket.send(datagram, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
-  socket.close();
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T> | T, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after 5 s`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-interface World {
-  h: Harness;
-  manager: HealthManager;
-  port: number;
-  lb: SeededLb;
-  listenerId: string;
-  poolId: string;
-  memberIds: string[];
-}
-
-/** An ACTIVE LB with one listener, one pool and two members, and a health manager on a free port. */
-export async function world(t: { after(fn: () => Promise<void>): void }): Promise<World> {
-  const h = await startHarness({ amphora: { healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3000 } });
-  const manager = new HealthManager({ db: h.runtime.db, config: h.config, jobs: h.runtime.deps.jobs, providers: h.runtime.deps.providers, log: silent, metrics: h.runtime.deps.metrics });
-  t.after(async () => {
-    await manager.close();
-    await h.close();
-  });
-  const { port } = await manager.start();
-  const lb = await activeLoadBalancer(h);
-  const poolId = await seedPool(h, lb, 'HTTP');
-  const listenerId = await seedListener(h, lb, 'HTTP', 80, poolId);
-  const memberIds: string[] = [];
-  for (const address of ['127.32.0.11', '127.32.0.12']) {
-    const r = await h.request('POST', `/v2/lbaas/pools/${poolId}/members`, { body: { member: { address, protocol_port: 8080, subnet_id: MEMBER_SUBNET_ID } } });
-    assert.equal(r.statusCode, 201, r.body);
-    memberIds.push(r.json().member.id);
-    await h.settled(lb.id);
-  }
-  return { h, manager, port, lb, listenerId, poolId, memberIds };
-}
-
-const traffic = { bytesIn: 100, bytesOut: 2000, activeConnections: 3, totalConnections: 5, requestErrors: 1 };
-
-/** One boot of every amphora in these tests: a second ago. */
-const EPOCH = Date.now() - 1000;
-
-function report(w: World, amphoraId: string, seq: number, patch: Partial<Heartbeat> = {}): Heartbeat {
-  return {
-    amphoraId,
-    epoch: EPOCH,
-    seq,
-    sentAt: Date.now(),
-    configVersion: 0,
-    listeners: { [w.listenerId]: { status: 'OPEN', stats: traffic } },
-    pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'DOWN' } } },
-    ...patch,
-  };
-}
+import { EPOCH, eventually, key, report, send, silent, traffic, world } from './receiver-fixture.js';
 
 const operating = async (h: Harness, table: 'load_balancer' | 'listener' | 'pool' | 'member', id: string) =>
   (await h.runtime.db.kysely.selectFrom(table).select('operating_status').where('id', '=', id).executeTakeFirstOrThrow()).operating_status;

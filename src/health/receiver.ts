@@ -26,9 +26,9 @@ export interface ReceiverOptions extends Omit<ThreadOptions, 'secret'> {
   now?: () => number;
 }
 
-/** Refusals within FLOOD_WINDOW_MS at which a flood is logged; genuine senders are refused a handful at most. */
-export const FLOOD_REFUSALS = 100;
-const FLOOD_WINDOW_MS = 10_000;
+/** Refusals within FLOOD_WINDOW_MS at which a flood is logged (10/s): genuine senders are refused one now and then at most. */
+const FLOOD_REFUSALS = 20;
+const FLOOD_WINDOW_MS = 2000;
 const FLOOD_LOG_EVERY_MS = 60_000;
 
 export class HeartbeatReceiver {
