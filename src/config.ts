@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
 import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
+import { HEARTBEAT_MIN_INTERVAL_MS } from './domain/amphora-config.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
 const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
@@ -109,7 +110,7 @@ const ConfigSchema = Closed({
     agentPort: Type.Integer({ minimum: 1, maximum: 65535 }),
     /** Where `ostia health` receives heartbeats (host:port); amphorae send there. */
     healthListen: Type.String(),
-    heartbeatIntervalMs: Type.Integer({ minimum: 100 }),
+    heartbeatIntervalMs: Type.Integer({ minimum: HEARTBEAT_MIN_INTERVAL_MS }),
     /**
      * Each amphora's heartbeat key is derived from this and its id, so no key is stored. At least
      * 32 characters; empty means DATA_DIR/heartbeat-secret, generated on first start (`ostia up`).

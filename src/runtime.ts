@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { computeIsNoop, publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
@@ -98,6 +99,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     jobs: signal,
     publicUrl,
     keyManager,
+    metrics: new Registry(),
   };
   let app: FastifyInstance | undefined;
   if (opts.api) {

@@ -1,13 +1,15 @@
-import { test } from 'node:test';
+import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
+import { syncBuiltinESMExports } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
+import zlib, { deflateSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import type { Heartbeat } from '../domain/amphora-config.js';
-import { counterDeltas, decodeHeartbeat, encodeHeartbeat, HeartbeatSender, memberStatus, parseTarget, snapshotFromStats } from './heartbeat.js';
+import { writeFileAtomically } from './atomic-file.js';
+import { counterDeltas, decodeHeartbeat, encodeHeartbeat, HeartbeatSender, MAX_INFLATED_BYTES, memberStatus, parseTarget, snapshotFromStats, type Decoded } from './heartbeat.js';
 import type { StatRow } from './haproxy/runtime.js';
 import { tempDir } from './testing.js';
 
@@ -20,6 +22,7 @@ const keys = (id: string) => (id === AMPHORA ? KEY : undefined);
 
 const heartbeat: Heartbeat = {
   amphoraId: AMPHORA,
+  epoch: 1_699_999_000_000,
   seq: 42,
   sentAt: 1_700_000_000_000,
   configVersion: 3,
@@ -27,33 +30,96 @@ const heartbeat: Heartbeat = {
   pools: { [`${POOL}:${LISTENER}`]: { status: 'UP', members: { [MEMBER(1)]: 'UP', [MEMBER(2)]: 'DRAIN' } } },
 };
 
-test('a heartbeat survives encode and decode; the datagram is deflate + 64 hex characters of HMAC', () => {
+/** The heartbeat in a decoded datagram; fails with the refusal otherwise. */
+function opened(decoded: Decoded): Heartbeat {
+  assert.ok('heartbeat' in decoded, `refused: ${JSON.stringify(decoded)}`);
+  return decoded.heartbeat;
+}
+
+interface Crafted {
+  version?: number;
+  seq?: bigint;
+  body?: Buffer;
+  inflatedLength?: number;
+  key?: string;
+}
+
+/** A datagram built by hand from the layout the module comment documents, signed with `key`. */
+function craft({ version = 2, seq = 1n, body = deflateSync(JSON.stringify({ configVersion: 0, listeners: {}, pools: {} })), inflatedLength, key = KEY }: Crafted = {}): Buffer {
+  const header = Buffer.alloc(52);
+  header.write('OHB', 0, 'latin1');
+  header[3] = version;
+  Buffer.from(AMPHORA.replaceAll('-', ''), 'hex').copy(header, 4);
+  header.writeBigUInt64BE(1_700_000_000_000n, 20);
+  header.writeBigUInt64BE(seq, 28);
+  header.writeBigUInt64BE(1_700_000_000_500n, 36);
+  header.writeUInt32BE(body.length, 44);
+  header.writeUInt32BE(inflatedLength ?? zlib.inflateSync(body).length, 48);
+  return Buffer.concat([header, createHmac('sha256', key).update(header).update(body).digest(), body]);
+}
+
+test('a heartbeat survives encode and decode; the datagram is the documented header, its HMAC and the deflated report', () => {
   const datagram = encodeHeartbeat(heartbeat, KEY);
-  assert.deepEqual(decodeHeartbeat(datagram, keys), heartbeat);
-  const mac = datagram.subarray(datagram.length - 64).toString('ascii');
-  assert.match(mac, /^[0-9a-f]{64}$/);
-  assert.equal(mac, createHmac('sha256', KEY).update(datagram.subarray(0, datagram.length - 64)).digest('hex'));
+  assert.deepEqual(opened(decodeHeartbeat(datagram, keys)), heartbeat);
+  assert.equal(datagram.toString('latin1', 0, 4), 'OHB\x02');
+  assert.equal(datagram.toString('hex', 4, 20), AMPHORA.replaceAll('-', ''));
+  assert.deepEqual([20, 28, 36].map((o) => Number(datagram.readBigUInt64BE(o))), [heartbeat.epoch, heartbeat.seq, heartbeat.sentAt]);
+  assert.equal(datagram.readUInt32BE(44), datagram.length - 84);
+  const body = datagram.subarray(84);
+  const { amphoraId, epoch, seq, sentAt, ...report } = heartbeat;
+  assert.deepEqual(JSON.parse(zlib.inflateSync(body).toString()), report);
+  assert.deepEqual(datagram.subarray(52, 84), createHmac('sha256', KEY).update(datagram.subarray(0, 52)).update(body).digest());
   assert.equal(datagram.includes(Buffer.from(KEY)), false, 'the key is never in the datagram');
+  assert.deepEqual(opened(decodeHeartbeat(craft(), keys)).seq, 1, 'a datagram built from the documented layout decodes');
 });
 
-test('tampered, truncated, wrongly keyed, unknown or malformed datagrams decode to null', () => {
+test('tampered, truncated, wrongly keyed, unknown or malformed datagrams are refused, each for its reason', () => {
   const datagram = encodeHeartbeat(heartbeat, KEY);
-  const flipped = Buffer.from(datagram);
-  flipped[5] = flipped[5]! ^ 0xff;
-  assert.equal(decodeHeartbeat(flipped, keys), null, 'payload changed');
-  const badMac = Buffer.from(datagram);
-  badMac[badMac.length - 1] = badMac[badMac.length - 1] === 0x30 ? 0x31 : 0x30;
-  assert.equal(decodeHeartbeat(badMac, keys), null, 'signature changed');
-  assert.equal(decodeHeartbeat(datagram.subarray(0, datagram.length - 1), keys), null, 'truncated');
-  assert.equal(decodeHeartbeat(Buffer.alloc(0), keys), null, 'empty');
-  assert.equal(decodeHeartbeat(encodeHeartbeat(heartbeat, 'another key'), keys), null, 'wrong key');
-  assert.equal(decodeHeartbeat(datagram, () => undefined), null, 'unknown amphora');
-  const signed = (value: unknown) => {
-    const body = deflateSync(JSON.stringify(value));
-    return Buffer.concat([body, Buffer.from(createHmac('sha256', KEY).update(body).digest('hex'))]);
+  const flip = (at: number) => {
+    const copy = Buffer.from(datagram);
+    copy[at] = copy[at]! ^ 0xff;
+    return copy;
   };
-  assert.equal(decodeHeartbeat(signed({ ...heartbeat, seq: -1 }), keys), null, 'signed but not a Heartbeat');
-  assert.equal(decodeHeartbeat(signed({ ...heartbeat, extra: true }), keys), null, 'unknown attribute');
+  const refusal = (d: Buffer, keyFor = keys) => decodeHeartbeat(d, keyFor);
+  assert.deepEqual(refusal(flip(datagram.length - 3)), { refused: 'badMac' }, 'body changed');
+  assert.deepEqual(refusal(flip(30)), { refused: 'badMac' }, 'seq changed');
+  assert.deepEqual(refusal(flip(60)), { refused: 'badMac' }, 'MAC changed');
+  assert.deepEqual(refusal(encodeHeartbeat(heartbeat, 'another key')), { refused: 'badMac' }, 'wrong key');
+  assert.deepEqual(refusal(datagram, () => undefined), { refused: 'unknownAmphora' });
+  assert.deepEqual(refusal(datagram.subarray(0, datagram.length - 1)), { refused: 'malformed' }, 'truncated: the length no longer matches');
+  assert.deepEqual(refusal(Buffer.alloc(0)), { refused: 'malformed' }, 'empty');
+  assert.deepEqual(refusal(Buffer.from('not a heartbeat, though long enough to hold a header and a MAC of 32 bytes')), { refused: 'malformed' });
+  assert.deepEqual(refusal(craft({ version: 3 })), { refused: 'malformed' }, 'another version');
+  assert.deepEqual(refusal(craft({ seq: 0n })), { refused: 'malformed' }, 'seq starts at 1');
+  assert.deepEqual(refusal(craft({ seq: 2n ** 53n })), { refused: 'malformed' }, 'seq beyond a safe integer');
+  const report = (value: unknown) => craft({ body: deflateSync(JSON.stringify(value)) });
+  assert.deepEqual(refusal(report({ configVersion: -1, listeners: {}, pools: {} })), { refused: 'malformed' }, 'signed but not a report');
+  assert.deepEqual(refusal(report({ configVersion: 0, listeners: {}, pools: {}, seq: 5 })), { refused: 'malformed' }, 'unknown attribute');
+  assert.deepEqual(refusal(craft({ body: Buffer.from('not deflate'), inflatedLength: 10 })), { refused: 'malformed' }, 'signed but not deflate');
+  assert.deepEqual(refusal(craft({ inflatedLength: 5 })), { refused: 'oversize' }, 'inflates beyond what its header says');
+});
+
+test('the MAC, the size and the replay judgement come before any inflating: a zip bomb costs one HMAC', (t) => {
+  let inflated = 0;
+  const real = zlib.inflateSync;
+  mock.method(zlib, 'inflateSync', (...args: Parameters<typeof real>) => {
+    inflated++;
+    return real(...args);
+  });
+  syncBuiltinESMExports();
+  t.after(() => {
+    mock.restoreAll();
+    syncBuiltinESMExports();
+  });
+  // 64 MiB of zeros deflate to 64 KiB: a body that would inflate far beyond the cap.
+  const bomb = deflateSync(Buffer.alloc(64 * 1024 * 1024));
+  assert.deepEqual(decodeHeartbeat(craft({ body: bomb, inflatedLength: 100, key: 'not the key' }), keys), { refused: 'badMac' });
+  assert.deepEqual(decodeHeartbeat(craft({ body: Buffer.from('garbage, not even deflate'), inflatedLength: 100, key: 'forger' }), keys), { refused: 'badMac' }, 'inflated first, it would be malformed');
+  assert.deepEqual(decodeHeartbeat(craft({ body: bomb, inflatedLength: MAX_INFLATED_BYTES + 1 }), keys), { refused: 'oversize' }, 'signed, but declares more than the cap');
+  assert.deepEqual(decodeHeartbeat(encodeHeartbeat(heartbeat, KEY), keys, () => 'replay'), { refused: 'replay' });
+  assert.equal(inflated, 0, 'nothing was inflated');
+  assert.deepEqual(decodeHeartbeat(craft({ body: bomb, inflatedLength: 100 }), keys), { refused: 'oversize' }, 'signed, declared small: inflating stops at the declared size');
+  assert.equal(inflated, 1);
 });
 
 function row(overrides: Partial<StatRow>): StatRow {
@@ -109,7 +175,7 @@ async function receiver(): Promise<{ socket: Socket; target: string; next(): Pro
   return { socket, target: `127.0.0.1:${port}`, next: async () => ((await once(socket, 'message')) as [Buffer])[0] };
 }
 
-test('the sender signs real datagrams, round robin over its targets, and keeps seq and counters across restarts', async (t) => {
+test('the sender signs real datagrams, round robin over its targets; a restart is a new boot that does not count twice', async (t) => {
   const dir = tempDir('heartbeat');
   const [first, second] = [await receiver(), await receiver()];
   t.after(() => {
@@ -135,9 +201,10 @@ test('the sender signs real datagrams, round robin over its targets, and keeps s
   const sent1 = await one.beat();
   const sent2 = await one.beat();
   const [got1, got2] = await Promise.all(arrivals);
-  assert.deepEqual(decodeHeartbeat(got1!, keys), sent1);
-  assert.deepEqual(decodeHeartbeat(got2!, keys), sent2);
+  assert.deepEqual(opened(decodeHeartbeat(got1!, keys)), sent1);
+  assert.deepEqual(opened(decodeHeartbeat(got2!, keys)), sent2);
   assert.deepEqual([sent1.seq, sent2.seq], [1, 2]);
+  assert.equal(sent1.epoch, sent2.epoch);
   assert.equal(sent1.listeners[LISTENER]!.stats.bytesIn, 500, 'first report: everything so far');
   assert.equal(sent2.listeners[LISTENER]!.stats.bytesIn, 0, 'nothing new since');
   one.stop();
@@ -145,14 +212,22 @@ test('the sender signs real datagrams, round robin over its targets, and keeps s
   stats![0] = { ...stats![0]!, bin: 800 };
   const restarted = sender();
   const sent3 = await restarted.beat();
-  assert.equal(sent3.seq, 3, 'a restarted agent continues above the last seq');
+  assert.equal(sent3.seq, 1, 'a restarted agent numbers its heartbeats afresh');
+  assert.ok(sent3.epoch > sent1.epoch, 'in a newer boot epoch');
   assert.equal(sent3.listeners[LISTENER]!.stats.bytesIn, 300, 'and does not count twice');
 
   stats = null;
   const down = await restarted.beat();
   assert.deepEqual(down.listeners, {}, 'HAProxy down: no listener is reported');
-  assert.equal(down.seq, 4);
+  assert.equal(down.seq, 2);
   restarted.stop();
+
+  // A clock that went back does not make a boot look older than the last one.
+  writeFileAtomically(join(dir.path, 'heartbeat-state.json'), JSON.stringify({ epoch: Date.now() + 3_600_000, seq: 9, counters: {} }));
+  const future = sender();
+  const next = await future.beat();
+  assert.ok(next.epoch > Date.now() + 3_500_000 && next.seq === 1, 'the epoch after the stored one');
+  future.stop();
 });
 
 test('start sends the first heartbeat at once and then every interval until stop', async (t) => {
@@ -173,7 +248,7 @@ test('start sends the first heartbeat at once and then every interval until stop
     log: { warn: () => undefined },
   });
   const seqs: number[] = [];
-  target.socket.on('message', (m: Buffer) => seqs.push(decodeHeartbeat(m, keys)!.seq));
+  target.socket.on('message', (m: Buffer) => seqs.push(opened(decodeHeartbeat(m, keys)).seq));
   const started = Date.now();
   sender.start();
   while (seqs.length < 3 && Date.now() - started < 5000) await once(target.socket, 'message');

@@ -2,68 +2,121 @@
  * Heartbeats: every interval the amphora sends one UDP datagram to the next health manager
  * in its list (round robin), saying which config version it runs and what HAProxy reports.
  *
- * Wire format (Octavia's v3 framing): zlib-deflated JSON `Heartbeat`, followed by the
- * HMAC-SHA256 of the compressed bytes as 64 hex characters, keyed with the amphora's own key.
- * Authenticated, not encrypted. Unlike Octavia, `seq` (strictly increasing, persisted across
- * agent restarts) and `sentAt` let the receiver drop replays and stale messages.
+ * Wire format, version 2 (ours alone: no Octavia framing), integers big-endian:
+ *
+ *   offset size
+ *        0    4  "OHB" and the version byte 0x02
+ *        4   16  amphora id (the UUID's 16 bytes)
+ *       20    8  boot epoch: when the agent started, ms since the Unix epoch
+ *       28    8  seq: 1, 2, 3 … within that boot
+ *       36    8  sentAt, ms since the Unix epoch
+ *       44    4  length of the deflated body (must be every byte after the MAC)
+ *       48    4  length of the inflated body (at most MAX_INFLATED_BYTES)
+ *       52   32  HMAC-SHA256, keyed with the amphora's own key, over bytes 0–51 and the body
+ *       84    …  zlib-deflated JSON `HeartbeatReport`
+ *
+ * Authenticated, not encrypted. Everything the receiver judges a datagram by is in the header,
+ * outside the compressed body, so a forged, replayed, stale or oversized datagram is refused
+ * after one HMAC, before anything is inflated or parsed: refusing costs next to nothing. The
+ * key is derived from the amphora id (heartbeat-key.ts), so no lookup precedes the check.
  *
  * Listener counters are deltas since the previous heartbeat (except the current connection
- * count), so the receiver can add them up; the last absolute values are persisted with `seq`
- * so an agent restart does not count twice. A counter that went down means HAProxy started
- * afresh: its current value is the delta.
+ * count), so the receiver can add them up; the last absolute values are persisted so an agent
+ * restart does not count twice. A counter that went down means HAProxy started afresh: its
+ * current value is the delta.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { deflateSync, inflateSync } from 'node:zlib';
-import { Heartbeat } from '../domain/amphora-config.js';
+import { HEARTBEAT_MIN_INTERVAL_MS, HeartbeatReport, type Heartbeat } from '../domain/amphora-config.js';
 import { writeFileAtomically } from './atomic-file.js';
 import { parseBackendName, parseFrontendName, parseServerName } from './haproxy/names.js';
 import type { StatRow } from './haproxy/runtime.js';
 import { conforms } from './typed-check.js';
 
-const MAC_HEX_LENGTH = 64;
-/** A heartbeat of a very large amphora inflates to well under this; anything bigger is refused unread. */
-const MAX_INFLATED_BYTES = 4 * 1024 * 1024;
+const MAGIC = Buffer.from('OHB\x02', 'latin1');
+const SIGNED_HEADER_BYTES = 52;
+const MAC_BYTES = 32;
+const BODY_OFFSET = SIGNED_HEADER_BYTES + MAC_BYTES;
+/** A heartbeat of a very large amphora inflates to well under this; anything bigger is refused uninflated. */
+export const MAX_INFLATED_BYTES = 4 * 1024 * 1024;
 
 export type ListenerCounters = Heartbeat['listeners'][string]['stats'];
+
+/** What the signed header says: enough to judge a datagram without its body. */
+export type HeartbeatHeader = Pick<Heartbeat, 'amphoraId' | 'epoch' | 'seq' | 'sentAt'>;
+
+/** Why a datagram was refused; each is counted apart (health/receiver.ts). */
+export const REFUSALS = ['malformed', 'badMac', 'oversize', 'replay', 'stale', 'unknownAmphora'] as const;
+export type Refusal = (typeof REFUSALS)[number];
+
+export type Decoded = { heartbeat: Heartbeat } | { refused: Refusal };
 
 // ---------------------------------------------------------------------------------------
 // Wire format
 
 export function encodeHeartbeat(heartbeat: Heartbeat, key: string): Buffer {
+  const { amphoraId, epoch, seq, sentAt, ...report } = heartbeat;
+  const json = Buffer.from(JSON.stringify(report), 'utf8');
   // Level 1: every amphora sends one a second; level 9 cost ~4x the CPU for a few bytes less.
-  const compressed = deflateSync(Buffer.from(JSON.stringify(heartbeat), 'utf8'), { level: 1 });
-  return Buffer.concat([compressed, Buffer.from(mac(compressed, key).toString('hex'), 'ascii')]);
+  const body = deflateSync(json, { level: 1 });
+  const id = amphoraId.replaceAll('-', '');
+  if (!/^[0-9a-f]{32}$/i.test(id)) throw new Error(`amphora id '${amphoraId}' is not a UUID`);
+  const header = Buffer.alloc(SIGNED_HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  Buffer.from(id, 'hex').copy(header, 4);
+  header.writeBigUInt64BE(BigInt(epoch), 20);
+  header.writeBigUInt64BE(BigInt(seq), 28);
+  header.writeBigUInt64BE(BigInt(sentAt), 36);
+  header.writeUInt32BE(body.length, 44);
+  header.writeUInt32BE(json.length, 48);
+  return Buffer.concat([header, mac(key, header, body), body]);
 }
 
 /**
- * The heartbeat in `datagram` if it is well-formed and signed with the key `keyLookup` gives
- * for the amphora it names; null otherwise (unknown amphora, bad signature, bad shape). The
- * amphora id is read before the signature is checked, since the key depends on it.
+ * Judges `datagram` in order of cost: its shape, then its MAC with the key `keyFor` gives for
+ * the amphora the header names, then its size, then what `admit` says of the header (replay,
+ * staleness); only then is the body inflated (never beyond the size the header declares) and
+ * checked. Returns the heartbeat, or why it was refused.
  */
-export function decodeHeartbeat(datagram: Buffer, keyLookup: (amphoraId: string) => string | null | undefined): Heartbeat | null {
-  if (datagram.length <= MAC_HEX_LENGTH) return null;
-  const compressed = datagram.subarray(0, datagram.length - MAC_HEX_LENGTH);
-  const macHex = datagram.subarray(datagram.length - MAC_HEX_LENGTH).toString('ascii');
-  if (!/^[0-9a-f]{64}$/.test(macHex)) return null;
-  let message: unknown;
+export function decodeHeartbeat(datagram: Buffer, keyFor: (amphoraId: string) => string | undefined, admit?: (header: HeartbeatHeader) => Refusal | null): Decoded {
+  const header = readHeader(datagram);
+  if (!header) return { refused: 'malformed' };
+  const key = keyFor(header.amphoraId);
+  if (!key) return { refused: 'unknownAmphora' };
+  const signed = datagram.subarray(0, SIGNED_HEADER_BYTES);
+  const body = datagram.subarray(BODY_OFFSET);
+  if (!timingSafeEqual(mac(key, signed, body), datagram.subarray(SIGNED_HEADER_BYTES, BODY_OFFSET))) return { refused: 'badMac' };
+  if (header.inflatedLength > MAX_INFLATED_BYTES) return { refused: 'oversize' };
+  const { inflatedLength, ...judged } = header;
+  const refusal = admit?.(judged);
+  if (refusal) return { refused: refusal };
+  let report: unknown;
   try {
-    message = JSON.parse(inflateSync(compressed, { maxOutputLength: MAX_INFLATED_BYTES }).toString('utf8'));
-  } catch {
-    return null;
+    const json = inflateSync(body, { maxOutputLength: Math.max(1, inflatedLength) });
+    if (json.length !== inflatedLength) return { refused: 'malformed' };
+    report = JSON.parse(json.toString('utf8'));
+  } catch (e) {
+    return { refused: (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? 'oversize' : 'malformed' };
   }
-  const amphoraId = (message as { amphoraId?: unknown } | null)?.amphoraId;
-  if (typeof amphoraId !== 'string') return null;
-  const key = keyLookup(amphoraId);
-  if (!key) return null;
-  if (!timingSafeEqual(mac(compressed, key), Buffer.from(macHex, 'hex'))) return null;
-  return conforms(Heartbeat, message) ? message : null;
+  return conforms(HeartbeatReport, report) ? { heartbeat: { ...judged, ...report } } : { refused: 'malformed' };
 }
 
-function mac(data: Buffer, key: string): Buffer {
-  return createHmac('sha256', key).update(data).digest();
+/** The header of a version-2 datagram whose body length is what it says, or null. */
+function readHeader(datagram: Buffer): (HeartbeatHeader & { inflatedLength: number }) | null {
+  if (datagram.length < BODY_OFFSET || !datagram.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  if (datagram.readUInt32BE(44) !== datagram.length - BODY_OFFSET) return null;
+  const [epoch, seq, sentAt] = [20, 28, 36].map((offset) => datagram.readBigUInt64BE(offset));
+  if (seq! < 1n || [epoch!, seq!, sentAt!].some((n) => n > BigInt(Number.MAX_SAFE_INTEGER))) return null;
+  const hex = datagram.toString('hex', 4, 20);
+  const amphoraId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { amphoraId, epoch: Number(epoch), seq: Number(seq), sentAt: Number(sentAt), inflatedLength: datagram.readUInt32BE(48) };
+}
+
+function mac(key: string, header: Buffer, body: Buffer): Buffer {
+  return createHmac('sha256', key).update(header).update(body).digest();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -139,7 +192,7 @@ export interface HeartbeatSenderOptions {
   /** `host:port` (IPv6 as `[addr]:port`). */
   targets: readonly string[];
   intervalMs: number;
-  /** Where `seq` and the last absolute counters survive agent restarts. */
+  /** Where the boot epoch and the last absolute counters survive agent restarts. */
   stateFile: string;
   /** HAProxy's `show stat`, or null when it is not running (the heartbeat then reports no listeners). */
   readStats(): Promise<StatRow[] | null>;
@@ -148,6 +201,8 @@ export interface HeartbeatSenderOptions {
 }
 
 interface SenderState {
+  /** This boot's: above every earlier boot's, even if the clock went back. */
+  epoch: number;
   seq: number;
   counters: Record<string, ListenerCounters>;
 }
@@ -178,7 +233,7 @@ export class HeartbeatSender {
   constructor(private readonly opts: HeartbeatSenderOptions) {
     if (opts.targets.length === 0) throw new Error('no heartbeat targets');
     this.targets = opts.targets.map(parseTarget);
-    this.state = loadState(opts.stateFile);
+    this.state = bootState(opts.stateFile, Date.now());
   }
 
   /** Sends the first heartbeat now, then one every interval until `stop`. */
@@ -188,7 +243,9 @@ export class HeartbeatSender {
     const tick = async (): Promise<void> => {
       const startedAt = Date.now();
       await this.beat().catch((e: Error) => this.opts.log.warn(`heartbeat not sent: ${e.message}`));
-      if (this.running) this.timer = setTimeout(tick, Math.max(0, startedAt + this.opts.intervalMs - Date.now()));
+      // Never faster than the receiver's bound on how far a boot's sequence can have got.
+      const intervalMs = Math.max(this.opts.intervalMs, HEARTBEAT_MIN_INTERVAL_MS);
+      if (this.running) this.timer = setTimeout(tick, Math.max(0, startedAt + intervalMs - Date.now()));
     };
     void tick();
   }
@@ -211,6 +268,7 @@ export class HeartbeatSender {
     const deltas = counterDeltas(absolute, this.state.counters);
     const heartbeat: Heartbeat = {
       amphoraId: this.opts.amphoraId,
+      epoch: this.state.epoch,
       seq: this.state.seq + 1,
       sentAt: Date.now(),
       configVersion: this.opts.configVersion(),
@@ -218,7 +276,7 @@ export class HeartbeatSender {
       pools: snapshot.pools,
     };
     // Counted as sent before the send: a datagram lost after this is lost, never counted twice.
-    this.state = { seq: heartbeat.seq, counters: rows ? absolute : this.state.counters };
+    this.state = { ...this.state, seq: heartbeat.seq, counters: rows ? absolute : this.state.counters };
     writeFileAtomically(this.opts.stateFile, JSON.stringify(this.state));
     await this.send(encodeHeartbeat(heartbeat, this.opts.key));
     return heartbeat;
@@ -244,14 +302,14 @@ export class HeartbeatSender {
   }
 }
 
-function loadState(file: string): SenderState {
-  if (!existsSync(file)) return { seq: 0, counters: {} };
+/** A new boot: a new epoch (now, or just above the last one if the clock went back), seq from 1, the counters as last reported. */
+function bootState(file: string, now: number): SenderState {
+  let stored: Partial<SenderState> = {};
   try {
-    const stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<SenderState>;
-    return { seq: Number.isSafeInteger(stored.seq) ? stored.seq! : 0, counters: stored.counters ?? {} };
+    if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<SenderState>;
   } catch {
-    // A torn file cannot happen (rename), but a hand-edited one can: start above any seq used today.
-    return { seq: Date.now(), counters: {} };
+    // A torn file cannot happen (rename), but a hand-edited one can: a new epoch is all it takes.
   }
+  const last = Number.isSafeInteger(stored.epoch) ? stored.epoch! : -1;
+  return { epoch: Math.max(now, last + 1), seq: 0, counters: stored.counters ?? {} };
 }
-

@@ -5,6 +5,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { NetworkService } from '../network/service.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { KeyManager } from '../keymanager/index.js';
+import type { Registry } from 'prom-client';
 
 export interface ApiDeps {
   readonly db: Db;
@@ -17,4 +18,6 @@ export interface ApiDeps {
   publicUrl(): string;
   /** Resolves the certificate references of listeners and pools. */
   readonly keyManager: KeyManager;
+  /** Metrics of this process alone (the health manager's counters, where it runs here), served beside the database's. */
+  readonly metrics: Registry;
 }

@@ -1,6 +1,7 @@
 /**
  * `GET /metrics`: Prometheus gauges of certificate expiry, computed from the database at
- * scrape time, so every API process reports the same values. The metrics span every
+ * scrape time, so every API process reports the same values; and the metrics of this process
+ * alone (deps.metrics: the health manager's heartbeat counters under `ostia up`). The metrics span every
  * project, so only an admin or global observer token is accepted — in X-Auth-Token, or as
  * Prometheus sends it (`authorization: Bearer <token>`, its `bearer_token_file`).
  */
@@ -63,7 +64,7 @@ export function metricsRoutes(deps: ApiDeps, authenticate: (headers: Headers) =>
     app.get('/', async (req, reply) => {
       const ctx = await authenticate(withBearerToken(req.headers));
       if (!allowed(ctx, 'metrics', 'get_all')) throw apiError('POLICY_FORBIDDEN');
-      const body = await registry.metrics();
+      const body = await Registry.merge([registry, deps.metrics]).metrics();
       return reply.type(registry.contentType).send(body);
     });
   };

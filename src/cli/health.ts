@@ -70,7 +70,7 @@ function requireRunningAmphorae(config: Config): void {
 export async function startHealthManager(runtime: Runtime): Promise<{ listen: string; close(): Promise<void> }> {
   const { HealthManager } = await import('../health/index.js');
   const { db, config, log, deps } = runtime;
-  const manager = new HealthManager({ db, config, jobs: deps.jobs, providers: deps.providers, log: log.child({ role: 'health' }) });
+  const manager = new HealthManager({ db, config, jobs: deps.jobs, providers: deps.providers, log: log.child({ role: 'health' }), metrics: deps.metrics });
   let bound;
   try {
     bound = await manager.start();

@@ -153,13 +153,11 @@ export type L7PolicyConfig = Static<typeof L7PolicyConfig>;
 export type ListenerConfig = Static<typeof ListenerConfig>;
 export type AmphoraConfig = Static<typeof AmphoraConfig>;
 
-/** The heartbeat an amphora sends, before signing (see amphora/heartbeat and health/). */
-export const Heartbeat = Closed({
-  amphoraId: Id,
-  /** Strictly increasing per amphora: older or repeated numbers are replays. */
-  seq: Type.Integer({ minimum: 0 }),
-  /** Sender's clock, ms since the epoch: stale messages are dropped. */
-  sentAt: Type.Integer(),
+/** The fastest an amphora sends heartbeats: the receiver bounds how far a boot's sequence can have got with it. */
+export const HEARTBEAT_MIN_INTERVAL_MS = 100;
+
+/** What an amphora reports in a heartbeat: the deflated body of the datagram (see amphora/heartbeat and health/). */
+export const HeartbeatReport = Closed({
   configVersion: Type.Integer({ minimum: 0 }),
   listeners: Type.Record(
     Type.String(),
@@ -170,5 +168,18 @@ export const Heartbeat = Closed({
     }),
   ),
   pools: Type.Record(Type.String(), Closed({ status: Type.String(), members: Type.Record(Type.String(), Type.String()) })),
+});
+export type HeartbeatReport = Static<typeof HeartbeatReport>;
+
+/** A heartbeat: who sent it, which boot of its agent, which one of that boot, when (the datagram's signed header), and the report. */
+export const Heartbeat = Closed({
+  amphoraId: Id,
+  /** When the agent started (sender's clock, ms since the epoch): each boot numbers its heartbeats afresh. */
+  epoch: Type.Integer({ minimum: 0 }),
+  /** 1, 2, 3 … within a boot: a number seen before is a replay. */
+  seq: Type.Integer({ minimum: 1 }),
+  /** Sender's clock, ms since the epoch: stale messages are dropped. */
+  sentAt: Type.Integer({ minimum: 0 }),
+  ...HeartbeatReport.properties,
 });
 export type Heartbeat = Static<typeof Heartbeat>;

@@ -4,13 +4,15 @@
  * over amphorae that fall silent.
  */
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { HeartbeatReceiver, type ReceiverCounters } from './receiver.js';
 import { StaleDetector, type CheckOutcome } from './stale.js';
-import { loadHeartbeatKeys, writeHeartbeats } from './store.js';
+import { writeHeartbeats } from './store.js';
+import { registerHealthMetrics } from './metrics.js';
 
 export interface HealthManagerDeps {
   db: Db;
@@ -18,6 +20,8 @@ export interface HealthManagerDeps {
   jobs: JobSignal;
   providers: ProviderRegistry;
   log: Logger;
+  /** This process's metrics registry, where the counters are exported. */
+  metrics?: Registry;
 }
 
 export interface HealthCounters extends ReceiverCounters {
@@ -44,12 +48,14 @@ export class HealthManager {
     const { healthListen, heartbeatIntervalMs, heartbeatTimeoutMs } = config.amphora;
     this.receiver = new HeartbeatReceiver({
       listen: healthListen,
+      heartbeatSecret: config.amphora.heartbeatSecret,
       maxSkewMs: heartbeatTimeoutMs,
       flushMs: Math.max(10, Math.floor(heartbeatIntervalMs / FLUSH_FRACTION_OF_INTERVAL)),
       maxPending: MAX_PENDING_AMPHORAE,
-      loadKeys: (ids) => loadHeartbeatKeys(db, config.amphora.heartbeatSecret, ids),
       write: async (batch) => {
-        this.incompleteReports += (await writeHeartbeats(db, batch)).incomplete.length;
+        const outcome = await writeHeartbeats(db, batch);
+        this.incompleteReports += outcome.incomplete.length;
+        return outcome;
       },
       log,
     });
@@ -63,6 +69,7 @@ export class HealthManager {
       circuitBreakerFraction: config.amphora.failoverCircuitBreakerFraction,
       receiverHealthy: () => this.receiver.healthySince(heartbeatTimeoutMs),
     });
+    if (deps.metrics) registerHealthMetrics(deps.metrics, () => this.counters());
   }
 
   /** Binds the heartbeat socket and starts checking for silent amphorae; returns where it listens. */

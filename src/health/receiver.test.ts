@@ -4,84 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { randomBytes, randomUUID } from 'node:crypto';
-import pino from 'pino';
-import { startHarness, readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
-import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from '../../test/support/seed-rows.js';
+import { readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
-import { MEMBER_SUBNET_ID } from '../config.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { encodeHeartbeat } from '../amphora/heartbeat.js';
-import { freeUdpPort } from '../amphora/testing.js';
-import { HealthManager } from './index.js';
-import { heartbeatKey } from '../amphora/heartbeat-key.js';
-import { HeartbeatReceiver, type AcceptedHeartbeat, type KeyEntry } from './receiver.js';
-
-const silent = pino({ level: 'silent' });
-const key = (amphoraId: string) => heartbeatKey(TEST_HEARTBEAT_SECRET, amphoraId);
-
-async function send(port: number, datagram: Buffer): Promise<void> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => socket.send(datagram, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
-  socket.close();
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T> | T, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after 5 s`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-interface World {
-  h: Harness;
-  manager: HealthManager;
-  port: number;
-  lb: SeededLb;
-  listenerId: string;
-  poolId: string;
-  memberIds: string[];
-}
-
-/** An ACTIVE LB with one listener, one pool and two members, and a health manager on a free port. */
-async function world(t: { after(fn: () => Promise<void>): void }): Promise<World> {
-  const h = await startHarness({ amphora: { healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3000 } });
-  const manager = new HealthManager({ db: h.runtime.db, config: h.config, jobs: h.runtime.deps.jobs, providers: h.runtime.deps.providers, log: silent });
-  t.after(async () => {
-    await manager.close();
-    await h.close();
-  });
-  const { port } = await manager.start();
-  const lb = await activeLoadBalancer(h);
-  const poolId = await seedPool(h, lb, 'HTTP');
-  const listenerId = await seedListener(h, lb, 'HTTP', 80, poolId);
-  const memberIds: string[] = [];
-  for (const address of ['127.32.0.11', '127.32.0.12']) {
-    const r = await h.request('POST', `/v2/lbaas/pools/${poolId}/members`, { body: { member: { address, protocol_port: 8080, subnet_id: MEMBER_SUBNET_ID } } });
-    assert.equal(r.statusCode, 201, r.body);
-    memberIds.push(r.json().member.id);
-    await h.settled(lb.id);
-  }
-  return { h, manager, port, lb, listenerId, poolId, memberIds };
-}
-
-const traffic = { bytesIn: 100, bytesOut: 2000, activeConnections: 3, totalConnections: 5, requestErrors: 1 };
-
-function report(w: World, amphoraId: string, seq: number, patch: Partial<Heartbeat> = {}): Heartbeat {
-  return {
-    amphoraId,
-    seq,
-    sentAt: Date.now(),
-    configVersion: 0,
-    listeners: { [w.listenerId]: { status: 'OPEN', stats: traffic } },
-    pools: { [w.poolId]: { status: 'UP', members: { [w.memberIds[0]!]: 'UP', [w.memberIds[1]!]: 'DOWN' } } },
-    ...patch,
-  };
-}
+import { HeartbeatReceiver, type AcceptedHeartbeat } from './receiver.js';
+import { EPOCH, eventually, key, report, send, silent, traffic, world } from './receiver-fixture.js';
 
 const operating = async (h: Harness, table: 'load_balancer' | 'listener' | 'pool' | 'member', id: string) =>
   (await h.runtime.db.kysely.selectFrom(table).select('operating_status').where('id', '=', id).executeTakeFirstOrThrow()).operating_status;
@@ -111,42 +40,44 @@ test('a signed heartbeat updates liveness, operating statuses and statistics; th
   assert.deepEqual((await w.h.request('GET', `/v2/lbaas/loadbalancers/${w.lb.id}/stats`, { as: readerA })).json(), stats);
   assert.equal(await operating(w.h, 'load_balancer', w.lb.id), 'ONLINE');
   assert.equal(await operating(w.h, 'pool', w.poolId), 'ONLINE');
-  assert.deepEqual(w.manager.counters(), { ...w.manager.counters(), received: 2, accepted: 2, rejected: 0, replayed: 0, stale: 0, unknownAmphora: 0 });
+  const counters = w.manager.counters();
+  assert.deepEqual([counters.received, counters.accepted, Object.values(counters.refused).every((n) => n === 0)], [2, 2, true]);
 });
 
-test('replays, stale or future-dated reports, wrong keys and unknown amphorae are dropped and counted', async (t) => {
+test('replays, stale or future-dated reports, wrong keys, garbage and unknown amphorae are refused and counted by reason', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id);
-  const first = encodeHeartbeat(report(w, amp.id, 10), key(amp.id));
+  const first = encodeHeartbeat(report(w, amp.id, 5), key(amp.id));
   await send(w.port, first);
-  await eventually('first report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 10);
+  await eventually('first report', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 5);
 
   await send(w.port, first); // the same datagram again
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 9), key(amp.id))); // an older sequence
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 4), key(amp.id))); // out of order, but new: accepted once
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 4), key(amp.id))); // and only once
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 3, { epoch: EPOCH - 1 }), key(amp.id))); // an older boot
   await send(w.port, encodeHeartbeat(report(w, amp.id, 11, { sentAt: Date.now() - 60_000 }), key(amp.id)));
   await send(w.port, encodeHeartbeat(report(w, amp.id, 12, { sentAt: Date.now() + 60_000 }), key(amp.id)));
   await send(w.port, encodeHeartbeat(report(w, amp.id, 13), randomBytes(32).toString('hex'))); // signed by another key
   await send(w.port, Buffer.from('not a heartbeat'));
-  await send(w.port, encodeHeartbeat(report(w, randomUUID(), 1), randomBytes(32).toString('hex')));
-  const counters = await eventually('counters', () => w.manager.counters(), (c) => c.received === 8);
-  assert.deepEqual(
-    { accepted: counters.accepted, replayed: counters.replayed, stale: counters.stale, rejected: counters.rejected },
-    { accepted: 1, replayed: 2, stale: 2, rejected: 2 },
-  );
-  await eventually('unknown amphora', () => w.manager.counters().unknownAmphora, (n) => n === 1);
+  await send(w.port, encodeHeartbeat(report(w, randomUUID(), 1), key(randomUUID()))); // another amphora's key
+  const unknownId = randomUUID();
+  await send(w.port, encodeHeartbeat(report(w, unknownId, 1), key(unknownId))); // signed right, but no such amphora
+  const counters = await eventually('counters', () => w.manager.counters(), (c) => c.received === 11 && c.refused.unknownAmphora === 1);
+  assert.deepEqual({ accepted: counters.accepted, ...counters.refused }, { accepted: 3, replay: 3, stale: 2, badMac: 2, malformed: 1, oversize: 0, unknownAmphora: 1 });
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 10, 'nothing dropped reached the database');
-  // A fresh sequence number from the right key is accepted again.
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 14), key(amp.id)));
-  await eventually('accepted again', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 14);
+  assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 4, 'the out-of-order one was written last; nothing refused reached the database');
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 6), key(amp.id)));
+  await eventually('accepted again', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 6);
 });
 
-test('sequence numbers survive the health manager: a restarted receiver still refuses old ones', async (t) => {
+test('a restarted health manager keeps no state: the first fresh heartbeat is accepted; an agent restart (a newer epoch) is too', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_seq: 500 });
-  await send(w.port, encodeHeartbeat(report(w, amp.id, 400), key(amp.id)));
-  await eventually('replay counted', () => w.manager.counters().replayed, (n) => n === 1);
-  assert.equal((await amphoraRow(w.h, amp.id))!.last_heartbeat_seq, 500);
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 7), key(amp.id)));
+  await eventually('first heartbeat accepted', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 7);
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1, { epoch: Date.now() }), key(amp.id)));
+  await eventually('new boot accepted', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
+  assert.equal(w.manager.counters().accepted, 2);
 });
 
 test('a FAILOVER_STOPPED amphora whose heartbeats resume is ALLOCATED again', async (t) => {
@@ -172,37 +103,37 @@ test('a DELETED amphora proves nothing: its reports change no row', async (t) =>
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { status: 'DELETED', last_heartbeat_at: 1 });
   await send(w.port, encodeHeartbeat(report(w, amp.id, 1), key(amp.id)));
-  await eventually('unknown', () => w.manager.counters().unknownAmphora, (n) => n === 1);
+  await eventually('unknown', () => w.manager.counters().refused.unknownAmphora, (n) => n === 1);
   assert.deepEqual([(await amphoraRow(w.h, amp.id))!.last_heartbeat_at, await operating(w.h, 'member', w.memberIds[1]!)], [1, 'NO_MONITOR']);
 });
 
 test('a slow database never blocks the socket: the queue keeps the newest reports and counts what it drops', async () => {
-  const keys = new Map<string, KeyEntry>([...Array(3)].map(() => [randomUUID(), { key: randomBytes(32).toString('hex'), lastSeq: -1 }]));
+  const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
   let release!: () => void;
   const blocked = new Promise<void>((r) => (release = r));
   const written: AcceptedHeartbeat[][] = [];
   const receiver = new HeartbeatReceiver({
     listen: '127.0.0.1:0',
+    heartbeatSecret: TEST_HEARTBEAT_SECRET,
     maxSkewMs: 3000,
     flushMs: 10,
     maxPending: 2,
-    loadKeys: async (ids) => new Map(ids.filter((id) => keys.has(id)).map((id) => [id, keys.get(id)!])),
     write: async (batch) => {
       written.push(batch);
       if (written.length === 1) await blocked;
+      return { unknown: [] };
     },
     log: silent,
   });
   const { port } = await receiver.start();
   try {
-    const [a, b, c] = [...keys.keys()];
-    const hb = (id: string, seq: number): Heartbeat => ({ amphoraId: id, seq, sentAt: Date.now(), configVersion: 0, listeners: { l: { status: 'OPEN', stats: traffic } }, pools: {} });
-    await send(port, encodeHeartbeat(hb(a!, 1), keys.get(a!)!.key));
+    const hb = (id: string, seq: number): Heartbeat => ({ amphoraId: id, epoch: EPOCH, seq, sentAt: Date.now(), configVersion: 0, listeners: { l: { status: 'OPEN', stats: traffic } }, pools: {} });
+    await send(port, encodeHeartbeat(hb(a, 1), key(a)));
     await eventually('first write started', () => written.length, (n) => n === 1);
-    // The write is stuck: these queue up; a third amphora pushes the oldest out.
-    for (const [id, seq] of [[b!, 1], [b!, 2], [c!, 1], [a!, 2]] as const) await send(port, encodeHeartbeat(hb(id, seq), keys.get(id)!.key));
+    // The write is stuck: these queue up; a third amphora pushes the one reported longest ago out.
+    for (const [id, seq] of [[b, 1], [b, 2], [c, 1], [a, 2]] as const) await send(port, encodeHeartbeat(hb(id, seq), key(id)));
     await eventually('all received', () => receiver.counters.accepted, (n) => n === 5);
-    assert.equal(receiver.counters.overflowDropped, 1);
+    await eventually('the drop is reported', () => receiver.counters.overflowDropped, (n) => n === 1);
     assert.equal(receiver.healthySince(3000), false, 'the stale detector must hold back');
     release();
     await eventually('second write', () => written.length, (n) => n === 2);
@@ -212,4 +143,3 @@ test('a slow database never blocks the socket: the queue keeps the newest report
     await receiver.close();
   }
 });
-

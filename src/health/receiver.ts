@@ -1,80 +1,47 @@
 /**
- * The heartbeat socket. Each datagram is verified with its amphora's own key, then dropped
- * if it is a replay (sequence not above the last accepted) or stale (sent too long ago, or
- * from the future). Accepted reports wait in a bounded queue, latest per amphora, for the
- * next batched database write: the socket loop never waits on the database, and when the
- * database falls behind the oldest reports are dropped and counted.
+ * The heartbeat receiver as the main thread sees it: the socket and every judgement of a
+ * datagram live on a worker thread (receiver-thread.ts); here arrive only batches of accepted
+ * reports, at most one being written at a time, and snapshots of the counters. A flood of
+ * refused datagrams shows in the counters (exported by metrics.ts) and in a warning at most
+ * once a minute, never as lost genuine reports; reports that were lost (queue overflow,
+ * kernel drops, failed writes) make `healthySince` false, which holds failovers back.
  */
-import { createSocket, type Socket } from 'node:dgram';
-import { parseHostPort } from '../domain/net.js';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Heartbeat } from '../domain/amphora-config.js';
-import { decodeHeartbeat } from '../amphora/heartbeat.js';
-import { addDelta, type StatsDelta } from './stats.js';
+import { noRefusals } from './judge.js';
+import type { AcceptedHeartbeat, FromThread, ThreadCounters, ThreadOptions, ToThread } from './receiver-thread.js';
 
-export interface KeyEntry {
-  /** Hex HMAC key. */
-  key: string;
-  /** Highest sequence number accepted so far; -1 before the first. */
-  lastSeq: number;
-}
+export type { AcceptedHeartbeat } from './receiver-thread.js';
 
-/** One amphora's reports since the last write: the newest, and the sum of their stats deltas. */
-export interface AcceptedHeartbeat {
-  heartbeat: Heartbeat;
-  /** Controller clock, epoch ms: liveness is judged on it, never on the sender's. */
-  receivedAt: number;
-  stats: Map<string, StatsDelta>;
-}
-
-export interface ReceiverCounters {
-  received: number;
-  accepted: number;
-  /** Undecodable, or the signature does not verify. */
-  rejected: number;
-  unknownAmphora: number;
-  replayed: number;
-  stale: number;
-  /** Reports dropped because the queue was full (the database is too slow). */
-  overflowDropped: number;
+export interface ReceiverCounters extends ThreadCounters {
   writeFailures: number;
 }
 
-export interface ReceiverOptions {
-  /** `host:port`, `[v6]:port`; port 0 picks a free one. */
-  listen: string;
-  /** Reports sent more than this far from our clock are stale. */
-  maxSkewMs: number;
-  flushMs: number;
-  /** Amphorae with reports waiting to be written, at most. */
-  maxPending: number;
-  /** Keys and last sequence numbers of these amphorae, as stored (absent = unknown). */
-  loadKeys(ids: readonly string[]): Promise<Map<string, KeyEntry>>;
-  write(batch: AcceptedHeartbeat[]): Promise<void>;
+export interface ReceiverOptions extends Omit<ThreadOptions, 'secret'> {
+  /** `amphora.heartbeatSecret`: every amphora's key is derived from it. */
+  heartbeatSecret: string;
+  /** Writes a batch; resolves with the amphorae that are not live (their reports were refused as unknown). */
+  write(batch: AcceptedHeartbeat[]): Promise<{ unknown: readonly string[] }>;
   log: Logger;
   now?: () => number;
 }
 
-/** Datagrams of amphorae whose key is being looked up, at most. */
-const MAX_AWAITING_KEY = 1024;
-/** Keys of amphorae silent this long leave the cache (they were failed over or deleted long ago). */
-const KEY_IDLE_MS = 10 * 60_000;
+/** Refusals within FLOOD_WINDOW_MS at which a flood is logged (10/s): genuine senders are refused one now and then at most. */
+const FLOOD_REFUSALS = 20;
+const FLOOD_WINDOW_MS = 2000;
+const FLOOD_LOG_EVERY_MS = 60_000;
 
 export class HeartbeatReceiver {
-  readonly counters: ReceiverCounters = { received: 0, accepted: 0, rejected: 0, unknownAmphora: 0, replayed: 0, stale: 0, overflowDropped: 0, writeFailures: 0 };
-  private socket: Socket | undefined;
-  private readonly keys = new Map<string, KeyEntry & { seenAt: number }>();
-  private lastPrune = 0;
-  /** Ids looked up and not found, until when: garbage ids must not cost a query each. */
-  private readonly unknownUntil = new Map<string, number>();
-  private readonly awaitingKey: Array<{ id: string; datagram: Buffer }> = [];
-  private lookup: Promise<void> | undefined;
-  private pending = new Map<string, AcceptedHeartbeat>();
-  private flushing: Promise<void> = Promise.resolve();
-  private writing = false;
-  private timer: NodeJS.Timeout | undefined;
-  /** Last time a report was dropped or a write failed: the stale detector holds back after it. */
+  private thread: Worker | undefined;
+  private fromThread: ThreadCounters | undefined;
+  private unknownAmphora = 0;
+  private writeFailures = 0;
+  private writing: Promise<void> = Promise.resolve();
+  private closed: Promise<void> | undefined;
+  /** Last time a report was lost: the stale detector holds back after it. */
   private lastTrouble = -Infinity;
+  private floodWindow = { from: -Infinity, refused: 0 };
+  private lastFloodLog = -Infinity;
   private readonly now: () => number;
 
   constructor(private readonly opts: ReceiverOptions) {
@@ -82,150 +49,84 @@ export class HeartbeatReceiver {
   }
 
   async start(): Promise<{ address: string; port: number }> {
-    const { host, port } = parseHostPort(this.opts.listen, 'amphora.healthListen');
-    const socket = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 * 1024 * 1024 });
-    socket.on('message', (datagram) => this.receive(datagram));
-    socket.on('error', (err) => this.opts.log.error({ err }, 'heartbeat socket error'));
-    await new Promise<void>((resolve, reject) => {
-      const refused = (err: Error) => {
-        socket.close();
-        reject(err);
-      };
-      socket.once('error', refused);
-      socket.bind(port, host, () => {
-        socket.off('error', refused);
-        resolve();
+    const { listen, heartbeatSecret, maxSkewMs, flushMs, maxPending } = this.opts;
+    const workerData: ThreadOptions = { listen, secret: heartbeatSecret, maxSkewMs, flushMs, maxPending };
+    const thread = new Worker(new URL('./receiver-thread.js', import.meta.url), { workerData });
+    this.thread = thread;
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    const bound = await new Promise<{ address: string; port: number }>((resolve, reject) => {
+      thread.once('error', reject);
+      thread.on('message', (message: FromThread) => {
+        if (message.kind === 'listening') resolve(message);
+        else if (message.kind === 'failed') reject(Object.assign(new Error(message.message), { code: message.code }));
+        else this.receive(message);
       });
+    }).catch(async (e: unknown) => {
+      this.thread = undefined;
+      await exited;
+      throw e;
     });
-    this.socket = socket;
-    this.timer = setInterval(() => this.flush(), this.opts.flushMs);
-    const bound = socket.address();
-    return { address: bound.address, port: bound.port };
+    thread.on('error', (err) => {
+      // Every amphora now looks silent: failing them over would only make it worse.
+      this.lastTrouble = Infinity;
+      this.opts.log.error({ err }, 'heartbeat receiver thread failed: no heartbeat is received and no amphora is failed over');
+    });
+    this.closed = exited.then(() => this.writing);
+    return bound;
   }
 
-  /** No report dropped and no write failed within the last `ms`: silence means the amphora, not us. */
+  get counters(): ReceiverCounters {
+    const thread = this.fromThread ?? { received: 0, accepted: 0, refused: noRefusals(), overflowDropped: 0, socketDropped: 0 };
+    return { ...thread, refused: { ...thread.refused, unknownAmphora: thread.refused.unknownAmphora + this.unknownAmphora }, writeFailures: this.writeFailures };
+  }
+
+  /** No report lost within the last `ms`: silence means the amphora, not us. */
   healthySince(ms: number): boolean {
     return this.now() - this.lastTrouble > ms;
   }
 
+  /** Stops receiving and writes what was pending. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
-    const socket = this.socket;
-    this.socket = undefined;
-    if (socket) await new Promise<void>((resolve) => socket.close(() => resolve()));
-    await this.lookup;
-    await this.flushing;
-    await this.flush();
+    this.thread?.postMessage({ kind: 'close' } satisfies ToThread);
+    await this.closed;
   }
 
-  /** Writes what is queued; one write at a time, so a slow database only makes batches bigger. */
-  flush(): Promise<void> {
-    if (!this.writing) this.flushing = this.writeQueued();
-    return this.flushing;
+  private receive(message: FromThread): void {
+    if (message.kind === 'socket-error') {
+      this.opts.log.error({ message: message.message }, 'heartbeat socket error');
+      return;
+    }
+    if (message.kind !== 'batch') return;
+    const before = this.fromThread;
+    this.fromThread = message.counters;
+    if (before && (message.counters.overflowDropped > before.overflowDropped || message.counters.socketDropped > before.socketDropped)) this.lastTrouble = this.now();
+    this.watchForFlood(message.counters);
+    if (message.batch.length) this.writing = this.writing.then(() => this.write(message.batch, !message.last));
   }
 
-  private async writeQueued(): Promise<void> {
-    this.writing = true;
+  private async write(batch: AcceptedHeartbeat[], ack: boolean): Promise<void> {
     try {
-      this.pruneKeys();
-      if (!this.pending.size) return;
-      const batch = [...this.pending.values()];
-      this.pending = new Map();
-      await this.opts.write(batch);
+      this.unknownAmphora += (await this.opts.write(batch)).unknown.length;
     } catch (err) {
-      this.counters.writeFailures++;
+      this.writeFailures++;
       this.lastTrouble = this.now();
       this.opts.log.error({ err }, 'writing heartbeats failed; their reports are lost');
-    } finally {
-      this.writing = false;
     }
+    if (ack) this.thread?.postMessage({ kind: 'written' } satisfies ToThread);
   }
 
-  private pruneKeys(): void {
+  private watchForFlood(counters: ThreadCounters): void {
     const now = this.now();
-    if (now - this.lastPrune < KEY_IDLE_MS) return;
-    this.lastPrune = now;
-    for (const [id, entry] of this.keys) if (now - entry.seenAt > KEY_IDLE_MS) this.keys.delete(id);
-  }
-
-  private receive(datagram: Buffer): void {
-    this.counters.received++;
-    this.verify(datagram, true);
-  }
-
-  private verify(datagram: Buffer, mayLookUp: boolean): void {
-    let missing: string | undefined;
-    const heartbeat = decodeHeartbeat(datagram, (id) => {
-      const entry = this.keys.get(id);
-      if (!entry) missing = id;
-      return entry?.key;
-    });
-    if (heartbeat) this.accept(heartbeat);
-    else if (missing === undefined) this.counters.rejected++;
-    else if (mayLookUp) this.awaitKey(missing, datagram);
-    else this.counters.unknownAmphora++;
-  }
-
-  private accept(heartbeat: Heartbeat): void {
-    const entry = this.keys.get(heartbeat.amphoraId)!;
-    const now = this.now();
-    if (Math.abs(now - heartbeat.sentAt) > this.opts.maxSkewMs) {
-      this.counters.stale++;
-      return;
+    const refused = Object.values(counters.refused).reduce((a, b) => a + b, 0);
+    if (now - this.floodWindow.from < FLOOD_WINDOW_MS) return;
+    const inWindow = refused - this.floodWindow.refused;
+    if (Number.isFinite(this.floodWindow.from) && inWindow >= FLOOD_REFUSALS && now - this.lastFloodLog >= FLOOD_LOG_EVERY_MS) {
+      this.lastFloodLog = now;
+      this.opts.log.warn(
+        { refusedPerSecond: Math.round((inWindow * 1000) / (now - this.floodWindow.from)), refused: counters.refused, accepted: counters.accepted },
+        'heartbeat datagrams are being refused in bulk: a flood of forged or replayed datagrams, or a misconfigured sender; genuine heartbeats are still accepted',
+      );
     }
-    if (heartbeat.seq <= entry.lastSeq) {
-      this.counters.replayed++;
-      return;
-    }
-    entry.lastSeq = heartbeat.seq;
-    entry.seenAt = now;
-    this.counters.accepted++;
-    this.enqueue(heartbeat, now);
-  }
-
-  private enqueue(heartbeat: Heartbeat, receivedAt: number): void {
-    const queued = this.pending.get(heartbeat.amphoraId);
-    if (!queued && this.pending.size >= this.opts.maxPending) {
-      const oldest = this.pending.keys().next().value!;
-      this.pending.delete(oldest);
-      this.counters.overflowDropped++;
-      this.lastTrouble = receivedAt;
-    }
-    const stats = queued?.stats ?? new Map<string, StatsDelta>();
-    for (const [listenerId, report] of Object.entries(heartbeat.listeners)) stats.set(listenerId, addDelta(stats.get(listenerId), report.stats));
-    this.pending.set(heartbeat.amphoraId, { heartbeat, receivedAt, stats });
-  }
-
-  /** First report of an amphora this process has not seen: fetch its key, then verify the datagram. */
-  private awaitKey(id: string, datagram: Buffer): void {
-    const until = this.unknownUntil.get(id);
-    if ((until !== undefined && until > this.now()) || this.awaitingKey.length >= MAX_AWAITING_KEY) {
-      this.counters.unknownAmphora++;
-      return;
-    }
-    this.awaitingKey.push({ id, datagram });
-    this.lookup ??= this.lookUpWaitingKeys();
-  }
-
-  private async lookUpWaitingKeys(): Promise<void> {
-    while (this.awaitingKey.length) {
-      const waiting = this.awaitingKey.splice(0);
-      const ids = [...new Set(waiting.map((w) => w.id))];
-      let found = new Map<string, KeyEntry>();
-      try {
-        found = await this.opts.loadKeys(ids);
-      } catch (err) {
-        this.opts.log.error({ err }, 'loading heartbeat keys failed');
-      }
-      const now = this.now();
-      for (const [id, until] of this.unknownUntil) if (until <= now) this.unknownUntil.delete(id);
-      for (const id of ids) {
-        const entry = found.get(id);
-        if (entry) this.keys.set(id, { ...entry, seenAt: now });
-        else this.unknownUntil.set(id, now + this.opts.maxSkewMs);
-      }
-      for (const { datagram } of waiting) this.verify(datagram, false);
-    }
-    this.lookup = undefined;
+    this.floodWindow = { from: now, refused };
   }
 }

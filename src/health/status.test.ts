@@ -11,6 +11,7 @@ const stats = { bytesIn: 0, bytesOut: 0, activeConnections: 0, totalConnections:
 function heartbeat(patch: Partial<Heartbeat> = {}): Heartbeat {
   return {
     amphoraId: '00000000-0000-4000-8000-0000000000aa',
+    epoch: 0,
     seq: 1,
     sentAt: Date.now(),
     configVersion: 3,

@@ -1,32 +1,23 @@
 /**
  * What a batch of accepted heartbeats changes in the database, in one transaction: each
- * amphora's last heartbeat (time and sequence), its return from FAILOVER_STOPPED, the
+ * amphora's last heartbeat (time, and its sequence number within its agent's boot, for
+ * operators: replays are judged by the receiver, replay.ts), its return from FAILOVER_STOPPED, the
  * operating statuses of the load balancers it serves, and listener statistics.
  */
 import type { Db } from '../db/database.js';
 import { timestamp } from '../domain/time.js';
-import { heartbeatKey } from '../amphora/heartbeat-key.js';
-import type { AcceptedHeartbeat, KeyEntry } from './receiver.js';
+import type { AcceptedHeartbeat } from './receiver.js';
 import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
 import { writeStats, type StatsRow } from './stats.js';
 
 /** Amphorae that report for their load balancer; others (booting, being deleted) only prove they are alive. */
 const SERVING = ['ALLOCATED', 'FAILOVER_STOPPED'];
 
-/** Keys only for amphorae the database knows: a derived key for any id would let unknown senders in. */
-export async function loadHeartbeatKeys(db: Db, secret: string, ids: readonly string[]): Promise<Map<string, KeyEntry>> {
-  const rows = await db.kysely
-    .selectFrom('amphora')
-    .select(['id', 'last_heartbeat_seq'])
-    .where('id', 'in', [...ids])
-    .where('status', '!=', 'DELETED')
-    .execute();
-  return new Map(rows.map((r) => [r.id, { key: heartbeatKey(secret, r.id), lastSeq: r.last_heartbeat_seq ?? -1 }]));
-}
-
 export interface WriteOutcome {
   /** Amphorae whose report lacked an enabled listener: their heartbeat did not count as alive. */
   incomplete: string[];
+  /** Amphorae that are not live (deleted, or never ours): their reports changed nothing. */
+  unknown: string[];
 }
 
 export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[]): Promise<WriteOutcome> {
@@ -43,10 +34,14 @@ export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[
     const changes: StatusChange[] = [];
     const stats: StatsRow[] = [];
     const incomplete: string[] = [];
+    const unknown: string[] = [];
 
     for (const { heartbeat, receivedAt, stats: deltas } of batch) {
       const amp = byId.get(heartbeat.amphoraId);
-      if (!amp) continue;
+      if (!amp) {
+        unknown.push(heartbeat.amphoraId);
+        continue;
+      }
       const tree = amp.load_balancer_id && SERVING.includes(amp.status) ? trees.get(amp.load_balancer_id) : undefined;
       const derived = tree ? deriveStatuses(tree, heartbeatObservation(heartbeat, tree.lb.config_version)) : { changes: [], listenersComplete: true };
       if (!derived.listenersComplete) incomplete.push(amp.id);
@@ -65,11 +60,10 @@ export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[
         })
         .where('id', '=', amp.id)
         .where('status', '=', amp.status)
-        .where((eb) => eb.or([eb('last_heartbeat_seq', 'is', null), eb('last_heartbeat_seq', '<', heartbeat.seq)]))
         .execute();
     }
     await writeStatusChanges(trx, changes);
     await writeStats(trx, stats, Date.now());
-    return { incomplete };
+    return { incomplete, unknown };
   });
 }
