@@ -110,6 +110,12 @@ const ConfigSchema = Closed({
     agentPort: Type.Integer({ minimum: 1, maximum: 65535 }),
     /** Where `ostia health` receives heartbeats (host:port); amphorae send there. */
     healthListen: Type.String(),
+    /**
+     * `host:port` where `ostia health` run apart from the API serves its own Prometheus metrics
+     * (heartbeats received, refused by reason, dropped; failovers), unauthenticated: a loopback
+     * or management address. Empty: not served. Under `ostia up` the API's `/metrics` has them.
+     */
+    healthMetricsListen: Type.String(),
     heartbeatIntervalMs: Type.Integer({ minimum: HEARTBEAT_MIN_INTERVAL_MS }),
     /**
      * Each amphora's heartbeat key is derived from this and its id, so no key is stored. At least
@@ -279,6 +285,7 @@ export function defaultConfig(dataDir: string): Config {
       managementNetwork: { cidr: '127.80.0.0/16', start: '127.80.0.10', end: '127.80.255.250' },
       agentPort: 9443,
       healthListen: '127.0.0.1:5555',
+      healthMetricsListen: '',
       heartbeatIntervalMs: 1000,
       heartbeatSecret: '',
       heartbeatTimeoutMs: 3000,
@@ -354,6 +361,7 @@ export function validateConfig(candidate: unknown): Config {
   if (config.identity.mode === 'external' && !config.identity.external.authUrl)
     throw new ConfigError('identity.mode is external but identity.external.authUrl is empty');
   checkHealthListen(config.amphora.healthListen);
+  if (config.amphora.healthMetricsListen) checkListen(config.amphora.healthMetricsListen, 'amphora.healthMetricsListen');
   checkHeartbeatSecret(config.amphora.heartbeatSecret);
   checkKeyManager(config);
   checkOvn(config);
@@ -460,14 +468,17 @@ export function ensureHeartbeatSecret(config: Config, read: () => string | null,
   return { ...config, amphora: { ...config.amphora, heartbeatSecret: secretOnce(read, write, 'hex') } };
 }
 
-/** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */
-function checkHealthListen(listen: string): void {
-  let port: number;
+function checkListen(listen: string, field: string): number {
   try {
-    port = parseHostPort(listen, 'amphora.healthListen').port;
+    return parseHostPort(listen, field).port;
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+}
+
+/** Amphorae outlive the controller and keep sending to the address they were given, so it must be fixed. */
+function checkHealthListen(listen: string): void {
+  const port = checkListen(listen, 'amphora.healthListen');
   if (port === 0)
     throw new ConfigError(`amphora.healthListen '${listen}' has port 0: amphorae are told this address and keep it across restarts, so set a fixed free UDP port`);
 }

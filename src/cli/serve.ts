@@ -130,6 +130,14 @@ async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]>
     const health = await import('./health.js');
     if (roles.health && amphoraeRun(runtime.config)) services.push(await health.startHealthManager(runtime));
     if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await health.startOvnHealthWatcher(runtime));
+    const metricsListen = runtime.config.amphora.healthMetricsListen;
+    // With the API in the process, its authenticated /metrics serves this registry.
+    if (roles.health && !roles.api && metricsListen) {
+      const { serveProcessMetrics } = await import('./process-metrics.js');
+      const metrics = await serveProcessMetrics(runtime.deps.metrics, metricsListen);
+      runtime.log.info({ listen: metrics.listen }, "serving the health manager's metrics at /metrics");
+      services.push({ close: () => metrics.close() });
+    }
     if (roles.housekeeping) services.push(await (await import('./housekeeping.js')).startHousekeeping(runtime));
   } catch (e) {
     for (const service of services.reverse()) await service.close();

@@ -15,6 +15,8 @@ import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { postgresPassOnly } from '../../test/support/requirements.js';
+import { createSocket } from 'node:dgram';
+import { eventually, freeUdpPort, randomPort } from '../amphora/testing.js';
 
 const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
@@ -110,4 +112,30 @@ test('ostia api and ostia worker, two processes over PostgreSQL, provision a loa
   const { steps } = JSON.parse(traced) as { steps: Array<{ operation: string; error: string | null }> };
   assert.ok(steps.length > 0);
   assert.ok(steps.every((s) => s.operation === 'loadbalancer.create' && s.error === null));
+});
+
+test('ostia health run apart counts what it refuses and serves the counters at amphora.healthMetricsListen', { skip: postgresPassOnly() }, async (t) => {
+  const database = await freshPostgresDatabase(SERVER_URL!);
+  const dir = mkdtempSync(join(tmpdir(), 'ostia-split-health-'));
+  t.after(async () => {
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const [udp, metricsPort] = [await freeUdpPort(), randomPort()];
+  const config = join(dir, 'health.json');
+  writeFileSync(config, JSON.stringify({ amphora: { healthListen: `127.0.0.1:${udp}`, healthMetricsListen: `127.0.0.1:${metricsPort}`, heartbeatSecret: 'h'.repeat(64) } }));
+  const health = await startRole(['health', '--config', config, '--data-dir', join(dir, 'data'), '--database-url', database.url]);
+  try {
+    const socket = createSocket('udp4');
+    const forged = Buffer.alloc(4096, 0x41);
+    for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => socket.send(forged, udp, '127.0.0.1', () => resolve()));
+    socket.close();
+    const refused = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return [...text.matchAll(/^ostia_heartbeats_refused_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    assert.equal(await eventually(async () => ((await refused()) >= 5 ? refused() : undefined), 'the forged datagrams to be counted', 20_000, 100), 5);
+  } finally {
+    assert.equal(await stopRole(health), 0, health.stderr());
+  }
 });
