@@ -174,18 +174,18 @@ function attempts(w: World): Attempt[] {
   add('admin-only', 403, 'PUT', `${amp}/failover`);
   add('admin-only', 403, 'PUT', `${amp}/config`);
   add('admin-only', 403, 'DELETE', amp);
-  add('admin-only', 403, 'POST', `${L}/flavorprofiles`, { flavorprofile: { name: 'b', provider_name: 'amphora', flavor_data: '{}' } });
-  add('admin-only', 403, 'PUT', `${L}/flavorprofiles/${w.admin.flavorProfile}`, { flavorprofile: { name: 'b' } });
-  add('admin-only', 403, 'DELETE', `${L}/flavorprofiles/${w.admin.flavorProfile}`);
-  add('admin-only', 403, 'POST', `${L}/flavors`, { flavor: { name: 'b', flavor_profile_id: w.admin.flavorProfile } });
-  add('admin-only', 403, 'PUT', `${L}/flavors/${w.admin.flavor}`, { flavor: { name: 'b' } });
-  add('admin-only', 403, 'DELETE', `${L}/flavors/${w.admin.flavor}`);
-  add('admin-only', 403, 'POST', `${L}/availabilityzoneprofiles`, { availability_zone_profile: { name: 'b', provider_name: 'amphora', availability_zone_data: '{}' } });
-  add('admin-only', 403, 'PUT', `${L}/availabilityzoneprofiles/${w.admin.azProfile}`, { availability_zone_profile: { name: 'b' } });
-  add('admin-only', 403, 'DELETE', `${L}/availabilityzoneprofiles/${w.admin.azProfile}`);
-  add('admin-only', 403, 'POST', `${L}/availabilityzones`, { availability_zone: { name: 'b', availability_zone_profile_id: w.admin.azProfile } });
-  add('admin-only', 403, 'PUT', `${L}/availabilityzones/${w.admin.az}`, { availability_zone: { description: 'b' } });
-  add('admin-only', 403, 'DELETE', `${L}/availabilityzones/${w.admin.az}`);
+  // Create, change and delete of the deployment-wide objects: [collection, id, envelope, create body, change].
+  const deploymentWide: Array<[string, string, string, Json, Json]> = [
+    ['flavorprofiles', w.admin.flavorProfile, 'flavorprofile', { name: 'b', provider_name: 'amphora', flavor_data: '{}' }, { name: 'b' }],
+    ['flavors', w.admin.flavor, 'flavor', { name: 'b', flavor_profile_id: w.admin.flavorProfile }, { name: 'b' }],
+    ['availabilityzoneprofiles', w.admin.azProfile, 'availability_zone_profile', { name: 'b', provider_name: 'amphora', availability_zone_data: '{}' }, { name: 'b' }],
+    ['availabilityzones', w.admin.az, 'availability_zone', { name: 'b', availability_zone_profile_id: w.admin.azProfile }, { description: 'b' }],
+  ];
+  for (const [collection, id, root, create, change] of deploymentWide) {
+    add('admin-only', 403, 'POST', `${L}/${collection}`, { [root]: create });
+    add('admin-only', 403, 'PUT', `${L}/${collection}/${id}`, { [root]: change });
+    add('admin-only', 403, 'DELETE', `${L}/${collection}/${id}`);
+  }
   add('admin-only', 403, 'PUT', `${L}/quotas/${memberB.project}`, { quota: { load_balancer: 1000 } });
   return out;
 }
