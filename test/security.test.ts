@@ -12,8 +12,6 @@ import { Tally } from './security/tally.js';
 import { injectionCases } from './security/injection.js';
 import { crossProjectCases } from './security/cross-project.js';
 import { fileModeCases } from './security/file-modes.js';
-// Heartbeats: test/security/heartbeats.ts is the heartbeat helper's module (forgery, replay,
-// flood); until it lands, a minimal one with the forgery cases today's receiver refuses.
 import { heartbeatCases } from './security/heartbeats.js';
 
 const tally = new Tally();
@@ -38,6 +36,6 @@ test('file modes: ostia up keeps every directory of its data directory 0700, eve
   noFailures('file modes', await fileModeCases(tally));
 });
 
-test('heartbeats: forged, unknown and replayed datagrams are dropped and counted', { timeout: 120_000 }, async () => {
+test('heartbeats: forged, replayed, hostile-sequence and flooding datagrams are refused and counted; genuine ones keep being accepted', { timeout: 120_000 }, async () => {
   await heartbeatCases(tally);
 });
