@@ -49,7 +49,7 @@ class Reader {
 
   whole(): void {
     this.pattern();
-    if (this.at < this.src.length) this.fail(`unmatched ${this.peek()}`);
+    if (this.at < this.src.length) this.fail(`an unmatched ${this.peek()}`);
   }
 
   private pattern(): void {
@@ -67,18 +67,18 @@ class Reader {
 
   private assertion(): boolean {
     if (this.eat('^') || this.eat('$') || this.eat('\\b') || this.eat('\\B')) return true;
+    const open = this.at;
     if (this.eat('(?=') || this.eat('(?!')) {
-      this.group();
+      this.group(open);
       return true;
     }
     return false;
   }
 
-  private group(): void {
-    const open = this.at;
-    if (++this.depth > 100) this.fail('groups nested too deep');
+  private group(open: number): void {
+    if (++this.depth > 100) this.fail('groups nested deeper than 100');
     this.pattern();
-    if (!this.eat(')')) this.fail('unclosed group', open);
+    if (!this.eat(')')) this.fail('an unclosed group', open);
     this.depth--;
   }
 
@@ -87,20 +87,21 @@ class Reader {
     if (c === '(') {
       if (this.src.startsWith('(?', this.at) && !this.src.startsWith('(?:', this.at))
         this.fail('a group other than (…), (?:…), (?=…) or (?!…) (lookbehind and named groups differ between JavaScript and PCRE2)');
+      const open = this.at;
       this.eat('(?:') || this.eat('(');
-      return this.group();
+      return this.group(open);
     }
     if (c === '[') return this.charClass();
     if (c === '\\') return void this.escape(false);
     if (c === '.') return void this.at++;
-    if ('*+?'.includes(c)) this.fail(`nothing to repeat before ${c}`);
-    if (c === '{' || c === '}' || c === ']') this.fail(`a literal ${c} must be escaped as \\${c}`);
+    if ('*+?'.includes(c)) this.fail(`a ${c} with nothing to repeat`);
+    if (c === '{' || c === '}' || c === ']') this.fail(`an unescaped ${c} (write \\${c})`);
     this.literal();
   }
 
   private literal(): string {
     const c = this.peek()!;
-    if (c < ' ' || c > '~') this.fail(`character U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (HAProxy matches bytes: write a non-ASCII byte as \\xNN)`);
+    if (c < ' ' || c > '~') this.fail(`the non-ASCII character U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (HAProxy matches bytes: write each byte as \\xNN)`);
     this.at++;
     return c;
   }
@@ -109,19 +110,19 @@ class Reader {
   private escape(inClass: boolean): string | null {
     const start = this.at++;
     const c = this.peek();
-    if (c === undefined) this.fail('\\ at the end of the pattern', start);
+    if (c === undefined) this.fail('a \\ ending the pattern', start);
     this.at++;
     if (ESCAPE_CLASSES.includes(c)) return null;
     if (Object.hasOwn(ESCAPE_CHARS, c)) return ESCAPE_CHARS[c]!;
     if (inClass && c === 'b') return '\b';
     if (c === 'x') {
       const hex = this.src.slice(this.at, this.at + 2);
-      if (!HEX2.test(hex)) this.fail('\\x without two hex digits', start);
+      if (!HEX2.test(hex)) this.fail('a \\x without two hex digits', start);
       this.at += 2;
       return String.fromCharCode(parseInt(hex, 16));
     }
     if (PUNCTUATION.test(c)) return c;
-    return this.fail(`\\${c}, an escape JavaScript and PCRE2 read differently or PCRE2 refuses,`, start);
+    return this.fail(`the escape \\${c}, which PCRE2 refuses or reads unlike JavaScript,`, start);
   }
 
   private charClass(): void {
@@ -130,14 +131,14 @@ class Reader {
     if (this.peek() === ']') this.fail('an empty class (write ] inside a class as \\])');
     let first = true;
     while (this.peek() !== ']') {
-      if (this.peek() === undefined) this.fail('unclosed class', open);
+      if (this.peek() === undefined) this.fail('an unclosed class', open);
       const low = this.classAtom(first);
       first = false;
       if (this.peek() === '-' && this.peek(1) !== ']') {
         const dash = this.at++;
         const high = this.classAtom(false);
         if (low === null || high === null) this.fail('a range with a class escape at one end', dash);
-        if (low > high) this.fail(`range ${low}-${high} out of order`, dash);
+        if (low > high) this.fail(`the range ${low}-${high} out of order`, dash);
       }
     }
     this.at++;
@@ -146,11 +147,11 @@ class Reader {
   private classAtom(first: boolean): string | null {
     const c = this.peek()!;
     if (c === '\\') {
-      if (this.peek(1) === 'B') this.fail('\\B inside a class');
+      if (this.peek(1) === 'B') this.fail('a \\B inside a class');
       return this.escape(true);
     }
-    if (c === '[') this.fail('a literal [ inside a class must be escaped as \\[ (PCRE2 reads [: as a POSIX class)');
-    if (c === '-' && !first && this.peek(1) !== ']') this.fail('a literal - inside a class must come first or last, or be escaped as \\-');
+    if (c === '[') this.fail('an unescaped [ inside a class (PCRE2 reads [: as a POSIX class; write \\[)');
+    if (c === '-' && !first && this.peek(1) !== ']') this.fail('a - inside a class neither first nor last (write \\-)');
     return this.literal();
   }
 
@@ -161,16 +162,16 @@ class Reader {
     else return;
     this.eat('?');
     const next = this.peek();
-    if (next !== undefined && '*+?{'.includes(next)) this.fail(`${next} after a quantifier`);
+    if (next !== undefined && '*+?{'.includes(next)) this.fail(`a ${next} after a quantifier`);
   }
 
   private braces(): void {
     const m = /^\{(\d{1,5})(,(\d{0,5}))?\}/.exec(this.src.slice(this.at));
-    if (!m) this.fail('a { that does not start a quantifier {n}, {n,} or {n,m} (write a literal { as \\{)');
+    if (!m) this.fail('a { that starts no quantifier {n}, {n,} or {n,m} (write \\{)');
     const low = Number(m[1]);
     const high = m[2] === undefined ? low : m[3] === '' ? MAX_REPEAT : Number(m[3]);
     if (high > MAX_REPEAT || low > MAX_REPEAT) this.fail(`a repeat count above ${MAX_REPEAT}`);
-    if (low > high) this.fail(`quantifier {${m[1]},${m[3]}} out of order`);
+    if (low > high) this.fail(`the quantifier {${m[1]},${m[3]}} out of order`);
     this.at += m[0].length;
   }
 }
