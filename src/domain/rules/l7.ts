@@ -108,8 +108,20 @@ export function resolveL7PolicyTargetUpdate(stored: L7PolicyTarget, patch: L7Pol
   if (!Object.values(patch).some((v) => v !== undefined)) throw invalidArgs('Invalid update options');
   const { action, redirect_pool_id, redirect_url, redirect_prefix, redirect_http_code } = patch;
   const s = sanitizeL7PolicyTarget({ action, redirect_pool_id, redirect_url, redirect_prefix, redirect_http_code });
-  return clearUnusedTargets({ ...stored, ...s, action: s.action ?? stored.action });
+  const merged = clearUnusedTargets({ ...stored, ...s, action: s.action ?? stored.action });
+  // Beyond Octavia: clearing the target of the stored action (`redirect_url: null` alone) would leave a redirect to nowhere.
+  const target = TARGET_OF[merged.action];
+  if (target && !merged[target]) throw invalidArgs(`${target} must not be None`);
+  return merged;
 }
+
+/** The field each redirecting action sends to. */
+const TARGET_OF: Readonly<Record<L7PolicyAction, 'redirect_url' | 'redirect_prefix' | 'redirect_pool_id' | null>> = {
+  REJECT: null,
+  REDIRECT_TO_URL: 'redirect_url',
+  REDIRECT_PREFIX: 'redirect_prefix',
+  REDIRECT_TO_POOL: 'redirect_pool_id',
+};
 
 /**
  * Where policy `id` goes in its listener's list (ids in position order): at `position`
