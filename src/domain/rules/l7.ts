@@ -99,6 +99,14 @@ export function resolveL7PolicyTargetCreate(req: L7PolicyTargetRequest & { actio
   return clearUnusedTargets({ ...NO_TARGET, ...s, action: s.action ?? req.action });
 }
 
+/** The field each redirecting action sends to. */
+const TARGET_OF: Readonly<Record<L7PolicyAction, 'redirect_url' | 'redirect_prefix' | 'redirect_pool_id' | null>> = {
+  REJECT: null,
+  REDIRECT_TO_URL: 'redirect_url',
+  REDIRECT_PREFIX: 'redirect_prefix',
+  REDIRECT_TO_POOL: 'redirect_pool_id',
+};
+
 /**
  * The target after an update. As in Octavia, the patch is sanitized on its own (a new action
  * must come with its target) and an update that sets nothing at all is refused; the result
@@ -115,13 +123,6 @@ export function resolveL7PolicyTargetUpdate(stored: L7PolicyTarget, patch: L7Pol
   return merged;
 }
 
-/** The field each redirecting action sends to. */
-const TARGET_OF: Readonly<Record<L7PolicyAction, 'redirect_url' | 'redirect_prefix' | 'redirect_pool_id' | null>> = {
-  REJECT: null,
-  REDIRECT_TO_URL: 'redirect_url',
-  REDIRECT_PREFIX: 'redirect_prefix',
-  REDIRECT_TO_POOL: 'redirect_pool_id',
-};
 
 /**
  * Where policy `id` goes in its listener's list (ids in position order): at `position`
