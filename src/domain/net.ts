@@ -14,11 +14,15 @@ export function normaliseUuid(s: string): string {
 }
 
 export function isIpAddress(s: string): boolean {
-  return isIP(s) !== 0;
+  return ipVersion(s) !== 0;
 }
 
+/**
+ * 4, 6, or 0 for anything else, an IPv6 address with a scope id (`fe80::1%eth0`) included: Node's
+ * isIP accepts one, but it names an interface of one host, and HAProxy refuses it.
+ */
 export function ipVersion(s: string): 4 | 6 | 0 {
-  return isIP(s) as 4 | 6 | 0;
+  return s.includes('%') ? 0 : (isIP(s) as 4 | 6 | 0);
 }
 
 /** An address as a bigint, for range arithmetic over both families. */

@@ -7,6 +7,7 @@ import { Type, type TSchema, type TObject, type TProperties, type Static } from 
 import { apiError } from './errors.js';
 import { MaxRequestBodyDepth } from './defaults.js';
 import { isIpAddress, parseCidr, isUuid, normaliseUuid } from './net.js';
+import { parseCipherList } from './grammar/tls.js';
 
 export { Type };
 export type { Static, TSchema };
@@ -58,11 +59,16 @@ function checkFormat(format: string, field: string, value: string): string {
       if (!isUuid(value)) throw invalid(field, value, 'Value should be UUID format');
       return normaliseUuid(value);
     case 'ip':
-      if (!isIpAddress(value)) throw invalid(field, value, 'Value should be IPv4 or IPv6 format');
+      if (!isIpAddress(value)) throw invalid(field, value, value.includes('%') ? 'Value should be IPv4 or IPv6 format, without a scope id' : 'Value should be IPv4 or IPv6 format');
       return value;
     case 'cidr':
       if (!parseCidr(value)) throw invalid(field, value, 'Value should be IPv4 or IPv6 CIDR format');
       return value;
+    case 'cipher-list': {
+      const parsed = parseCipherList(value);
+      if ('problem' in parsed) throw invalid(field, value, `Value should be an OpenSSL cipher list: ${parsed.problem}`);
+      return value;
+    }
     default:
       return value;
   }

@@ -1,16 +1,19 @@
 /**
  * One encoder per grammar for every value that reaches haproxy.cfg from outside the renderer.
- * Each checks its value against the grammar it may have and returns the text to place, already
- * quoted for HAProxy's line parser; anything else is a RenderError naming the field. The API
- * refused these values first: this is the second wall, so a row written before a validator got
- * stricter (or by a bug) cannot start a new directive — Octavia's 2022 and 2026 injection bugs.
+ * Each checks its value against the grammar it may have — the grammars of src/domain/grammar,
+ * the very ones the API refuses values with — and returns the text to place, already quoted for
+ * HAProxy's line parser; anything else is a RenderError naming the field. The API refused these
+ * values first: this is the second wall, so a row written before a validator got stricter (or by
+ * a bug) cannot start a new directive — Octavia's 2022 and 2026 injection bugs.
  *
  * HAProxy's line parser (configuration.txt §2.2): words split on spaces, `#` starts a comment,
  * `'…'` quotes strongly, `"…"` weakly (backslash escapes and `$VAR` expansion still apply), and
  * keyword arguments in parentheses are parsed a second time with the same quoting rules.
  */
 import { bigIntToIp, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
-import { TLS_CIPHERS_PATTERN } from '../../domain/schemas/pool.js';
+import { regexProblem } from '../../domain/grammar/pcre-regex.js';
+import { unprintableProblem } from '../../domain/grammar/printable.js';
+import { parseCipherList, type CipherList } from '../../domain/grammar/tls.js';
 
 export class RenderError extends Error {
   constructor(
@@ -23,15 +26,10 @@ export class RenderError extends Error {
   }
 }
 
-// C0 controls (CR, LF, TAB included), DEL and C1 controls (NEL): none belongs in any value.
-const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f]/;
-// A lone UTF-16 surrogate cannot be written as UTF-8: the file would hold U+FFFD instead.
-const LONE_SURROGATE = /\p{Cs}/u;
-
 function printable(field: string, value: string): string {
   if (typeof value !== 'string') throw new RenderError(field, value, 'not a string');
-  if (UNPRINTABLE.test(value)) throw new RenderError(field, value, 'contains control characters');
-  if (LONE_SURROGATE.test(value)) throw new RenderError(field, value, 'is not well-formed Unicode');
+  const problem = unprintableProblem(value);
+  if (problem) throw new RenderError(field, value, problem);
   return value;
 }
 
@@ -54,14 +52,10 @@ export function pattern(field: string, value: string): string {
   return word(field, value);
 }
 
-/** A regular expression, compiled first as the API does (HAProxy's PCRE is checked by `haproxy -c`). */
+/** A regular expression of the subset both the API's JavaScript and HAProxy's PCRE2 compile. */
 export function regex(field: string, value: string): string {
-  printable(field, value);
-  try {
-    new RegExp(value);
-  } catch (e) {
-    throw new RenderError(field, value, `is not a regular expression: ${(e as Error).message}`);
-  }
+  const problem = regexProblem(printable(field, value));
+  if (problem) throw new RenderError(field, value, `is not a regular expression HAProxy compiles: ${problem}`);
   return word(field, value);
 }
 
@@ -126,12 +120,9 @@ export function expectedCodes(field: string, value: string): string {
   return parsed.join(',');
 }
 
-// Digits, hex digits, dots and colons only: no zone index (`%eth0`), no brackets, no spaces.
-const IP_CHARS = /^[0-9A-Fa-f:.]+$/;
-
 /** An IP address, parsed and written back canonically (IPv6 compressed as RFC 5952 asks). */
 export function ipAddress(field: string, value: string): string {
-  const version = IP_CHARS.test(printable(field, value)) ? ipVersion(value) : 0;
+  const version = ipVersion(printable(field, value));
   if (version === 0) throw new RenderError(field, value, 'is not an IP address');
   return bigIntToIp(ipToBigInt(value), version);
 }
@@ -149,7 +140,7 @@ export function hostAddress(field: string, address: string): string {
 
 /** A CIDR, parsed and written back with its host bits cleared. */
 export function cidr(field: string, value: string): string {
-  const parsed = IP_CHARS.test(printable(field, value).replace('/', '')) ? parseCidr(value) : null;
+  const parsed = parseCidr(printable(field, value));
   if (!parsed) throw new RenderError(field, value, 'is not a CIDR');
   return `${bigIntToIp(parsed.network, parsed.version)}/${parsed.prefix}`;
 }
@@ -173,12 +164,11 @@ export function oneOf<T extends string | number>(field: string, value: T, allowe
   return value;
 }
 
-const CIPHER_LIST = new RegExp(TLS_CIPHERS_PATTERN);
-
-/** An OpenSSL cipher list, in the alphabet the API allows (no character HAProxy's parser reads). */
-export function cipherList(field: string, value: string): string {
-  if (!CIPHER_LIST.test(printable(field, value))) throw new RenderError(field, value, 'is not an OpenSSL cipher list');
-  return value;
+/** An OpenSSL cipher list (whose alphabet holds no character HAProxy's parser reads), split as HAProxy takes it. */
+export function cipherList(field: string, value: string): CipherList {
+  const parsed = parseCipherList(printable(field, value));
+  if ('problem' in parsed) throw new RenderError(field, value, `is not an OpenSSL cipher list: ${parsed.problem}`);
+  return parsed.ok;
 }
 
 /** An absolute file path of the amphora's own directory (socket, state and pid files). */

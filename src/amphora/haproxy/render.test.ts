@@ -278,10 +278,16 @@ test('refused: what the API or the amphora provider refuses never renders', () =
   refusedOn(headers, /insert_headers/);
 });
 
-test('numbers: timeouts capped at HAProxy\'s 24.8 days; negative or fractional ones refused', () => {
+test('numbers: timeouts up to HAProxy\'s 24.8 days; longer, negative or fractional ones refused', () => {
   const config = fx.tcpWithSourceIp();
-  config.listeners[0]!.timeouts.clientData = 31_536_000_000;
+  config.listeners[0]!.timeouts.clientData = 2 ** 31 - 1;
   assert.ok(section(render(config), `frontend ${fx.ids.listener(1)}`).some((w) => w.join(' ') === 'timeout client 2147483647'));
+  config.listeners[0]!.timeouts.clientData = 2 ** 31;
+  refusedOn(config, /timeout_client_data/);
+  config.listeners[0]!.timeouts.clientData = 1000;
+  config.pools[0]!.monitor!.delay = 2147484;
+  refusedOn(config, /delay/);
+  config.pools[0]!.monitor!.delay = 5;
   config.listeners[0]!.timeouts.memberData = -1;
   refusedOn(config, /timeout_member_data/);
   const weight = fx.memberVariety();

@@ -25,7 +25,9 @@ import {
 import { isApiError } from '../../domain/errors.js';
 import { checkMonitorTypeForPool, isHttpMonitor, isUrlPath } from '../../domain/rules/healthmonitor.js';
 import { isRedirectUrl, validateL7Rule } from '../../domain/rules/l7.js';
-import { tlsVersionRange, validateInsertHeaders } from '../../domain/rules/listener.js';
+import { validateInsertHeaders } from '../../domain/rules/listener.js';
+import { MaxInt32, MaxMonitorSeconds, MaxTimerMs } from '../../domain/grammar/limits.js';
+import { tlsVersionRange, unsupportedTlsVersions } from '../../domain/grammar/tls.js';
 import { validateSessionPersistence } from '../../domain/rules/pool.js';
 import * as enc from './encoders.js';
 import { RenderError } from './encoders.js';
@@ -53,8 +55,6 @@ export const RenderedListenerProtocols: readonly ListenerProtocol[] = ['HTTP', '
 
 type Mode = 'http' | 'tcp';
 
-// HAProxy's timers are signed 32-bit milliseconds; the API allows longer, which means "very long".
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 // HAProxy refuses `inter 0`; the API allows a delay of 0, checked once a second here.
 const MIN_CHECK_INTERVAL_MS = 1000;
 // How long an old worker keeps long-lived TCP connections after a reload before cutting them.
@@ -176,13 +176,12 @@ export function renderedBackends(config: AmphoraConfig): RenderedBackend[] {
 // Numbers
 
 function timeoutMs(field: string, ms: number): string {
-  enc.integer(field, ms, 0, Number.MAX_SAFE_INTEGER);
-  return String(Math.min(ms, MAX_TIMEOUT_MS));
+  return enc.integer(field, ms, 0, MaxTimerMs);
 }
 
 function secondsAsMs(field: string, seconds: number, floor = 0): string {
-  enc.integer(field, seconds, 0, Math.floor(Number.MAX_SAFE_INTEGER / 1000));
-  return String(Math.min(Math.max(seconds * 1000, floor), MAX_TIMEOUT_MS));
+  enc.integer(field, seconds, 0, MaxMonitorSeconds);
+  return String(Math.max(seconds * 1000, floor));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -191,7 +190,7 @@ function secondsAsMs(field: string, seconds: number, floor = 0): string {
 function globalSection(paths: HaproxyPaths, opts: RenderOptions): string[] {
   return [
     'global',
-    `maxconn ${enc.integer('maxconn', opts.maxconn, 1, MAX_TIMEOUT_MS)}`,
+    `maxconn ${enc.integer('maxconn', opts.maxconn, 1, MaxInt32)}`,
     `stats socket ${enc.absolutePath('stats socket', paths.statsSocket)} mode 600 level admin expose-fd listeners`,
     `server-state-file ${enc.absolutePath('server state file', paths.stateFile)}`,
     `pidfile ${enc.absolutePath('pid file', paths.pidFile)}`,
@@ -273,7 +272,7 @@ function ruleCriterion(rule: L7RuleConfig): string {
     case 'SSL_CONN_HAS_CERT':
       return 'ssl_c_used';
     case 'SSL_VERIFY_RESULT':
-      return `ssl_c_verify eq ${enc.integer(at('l7rule', rule.id, 'value'), Number(rule.value), 0, MAX_TIMEOUT_MS)}`;
+      return `ssl_c_verify eq ${enc.integer(at('l7rule', rule.id, 'value'), Number(rule.value), 0, MaxInt32)}`;
     case 'SSL_DN_FIELD':
       return `${keyed(rule, 'ssl_c_s_dn', enc.dnField)} ${comparison(rule)}`;
   }
@@ -335,8 +334,6 @@ function l7Lines(listener: ListenerConfig, policies: readonly PolicyPlan[]): str
 // ---------------------------------------------------------------------------------------
 // TLS
 
-const HAPROXY_TLS_VERSION: Readonly<Record<string, string>> = { SSLv3: 'SSLv3', TLSv1: 'TLSv1.0', 'TLSv1.1': 'TLSv1.1', 'TLSv1.2': 'TLSv1.2', 'TLSv1.3': 'TLSv1.3' };
-
 type Field = (attribute: string) => string;
 
 /** A file of the TLS directory, by its name in ./tls-files.ts. */
@@ -346,13 +343,13 @@ function tlsFile(paths: HaproxyPaths, field: string, name: string): string {
 
 /** Versions, ciphers and ALPN, the same on a bind line and a server line. */
 function tlsProtocolOptions(field: Field, tls: Pick<ListenerTlsConfig, 'versions' | 'ciphers' | 'alpn'>): string[] {
+  const unsupported = unsupportedTlsVersions(tls.versions);
+  if (unsupported) throw new RenderError(field('tls_versions'), tls.versions.join(','), unsupported);
   const range = tlsVersionRange(tls.versions);
   if (!range) throw new RenderError(field('tls_versions'), tls.versions.join(','), 'is not one range of versions: HAProxy enables a minimum and a maximum');
-  const options = [`ssl-min-ver ${HAPROXY_TLS_VERSION[range.min]}`, `ssl-max-ver ${HAPROXY_TLS_VERSION[range.max]}`];
+  const options = [`ssl-min-ver ${range.min}`, `ssl-max-ver ${range.max}`];
   // One list in the API; OpenSSL takes TLS 1.3 suites separately from older ciphers.
-  const suites = tls.ciphers === null ? [] : enc.cipherList(field('tls_ciphers'), tls.ciphers).split(':').filter((c) => c !== '');
-  const legacy = suites.filter((c) => !c.startsWith('TLS_'));
-  const tls13 = suites.filter((c) => c.startsWith('TLS_'));
+  const { legacy, tls13 } = tls.ciphers === null ? { legacy: [], tls13: [] } : enc.cipherList(field('tls_ciphers'), tls.ciphers);
   if (legacy.length) options.push(`ciphers ${legacy.join(':')}`);
   if (tls13.length) options.push(`ciphersuites ${tls13.join(':')}`);
   if (tls.alpn.length) options.push(`alpn ${tls.alpn.map((p) => enc.oneOf(field('alpn_protocols'), p, AlpnProtocol)).join(',')}`);
@@ -383,7 +380,7 @@ function listenerTls(listener: ListenerConfig): ListenerTlsConfig | null {
 
 function hstsLines(listener: ListenerConfig, tls: ListenerTlsConfig): string[] {
   if (!tls.hsts) return [];
-  const maxAge = enc.integer(at('listener', listener.id, 'hsts_max_age'), tls.hsts.maxAge, 0, Number.MAX_SAFE_INTEGER);
+  const maxAge = enc.integer(at('listener', listener.id, 'hsts_max_age'), tls.hsts.maxAge, 0, MaxInt32);
   const value = `max-age=${maxAge};${tls.hsts.includeSubdomains ? ' includeSubDomains;' : ''}${tls.hsts.preload ? ' preload;' : ''}`;
   return [`http-response set-header Strict-Transport-Security ${enc.word(at('listener', listener.id, 'hsts'), value)}`];
 }
@@ -409,7 +406,7 @@ function memberTlsOptions(b: BackendPlan, tls: PoolTlsConfig, paths: HaproxyPath
 function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths): string[] {
   const { listener } = f;
   const field = (attribute: string) => at('listener', listener.id, attribute);
-  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, Number.MAX_SAFE_INTEGER);
+  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
   const inspectDelay = timeoutMs(field('timeout_tcp_inspect'), listener.timeouts.tcpInspect);
   const tls = listenerTls(listener);
   const bindOptions = tls ? ` ${bindTlsOptions(listener, tls, paths).join(' ')}` : '';

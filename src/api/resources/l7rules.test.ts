@@ -68,7 +68,7 @@ test('bad rules are a 400 with Octavia wording and write nothing', async () => {
   const t = await policy();
   const cases: Array<[Record<string, unknown>, string]> = [
     [{ type: 'HEADER', compare_type: 'EQUAL_TO', value: 'v' }, 'Error parsing L7Rule: Invalid L7 Rule: L7 rule type requires a key'],
-    [{ type: 'COOKIE', compare_type: 'REGEX', key: 'c', value: '(' }, 'Error parsing L7Rule: Unable to parse regular expression: Unterminated group'],
+    [{ type: 'COOKIE', compare_type: 'REGEX', key: 'c', value: '(' }, 'Error parsing L7Rule: Unable to parse regular expression: value has an unclosed group at position 0'],
     [{ type: 'FILE_TYPE', compare_type: 'STARTS_WITH', value: 'jpg' }, 'Error parsing L7Rule: Invalid L7 Rule: invalid comparison type for rule type'],
     [{ type: 'SSL_CONN_HAS_CERT', compare_type: 'EQUAL_TO', key: 'k', value: 'true' }, 'Error parsing L7Rule: Invalid L7 Rule: L7rule type SSL_CONN_HAS_CERT does not use the "key" field.'],
     [{ type: 'PATH', compare_type: 'EQUAL_TO', value: 'a\nb' }, "Invalid input for field/attribute value. Value: 'a\nb'. Value should match the pattern ^[^\\r\\n]*$"],

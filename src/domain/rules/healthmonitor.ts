@@ -6,6 +6,7 @@
 import { apiError } from '../errors.js';
 import { HealthMonitorDefaults } from '../defaults.js';
 import { L4OnlyPoolProtocols, type HealthMonitorType } from '../enums.js';
+import { isPrintable } from '../grammar/printable.js';
 
 /** Deployment settings the rules depend on (from the config, passed in by the caller). */
 export interface HealthMonitorSettings {
@@ -62,11 +63,11 @@ export function isHttpMonitor(type: string): boolean {
 const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
 
 /**
- * Octavia's URLPathType: an absolute path (query and fragment allowed), no whitespace,
- * no scheme, user info, host or port — a leading `//` would parse as an authority.
+ * Octavia's URLPathType: an absolute path (query and fragment allowed), no whitespace or other
+ * character HAProxy cannot read, no scheme, user info, host or port — a leading `//` would parse as an authority.
  */
 export function isUrlPath(value: string): boolean {
-  if (/\s/.test(value) || !value.startsWith('/') || value.startsWith('//')) return false;
+  if (/\s/.test(value) || !isPrintable(value) || !value.startsWith('/') || value.startsWith('//')) return false;
   const path = value.split(/[?#]/, 1)[0]!;
   return PATH_CHARS.test(path);
 }

@@ -77,7 +77,7 @@ test('rules: per-type validation with Octavia messages', () => {
   bad({ type: 'HEADER', key: 'bad key' }, 'Invalid characters in key');
   bad({ type: 'HEADER', key: 'X-A', value: 'two words' }, 'Invalid characters in header value');
   bad({ type: 'COOKIE', key: 'c', value: 'a,b' }, 'Invalid characters in cookie value');
-  bad({ type: 'COOKIE', key: 'c', compare_type: 'REGEX', value: '(' }, 'Unable to parse regular expression: Unterminated group');
+  bad({ type: 'COOKIE', key: 'c', compare_type: 'REGEX', value: '(' }, 'Unable to parse regular expression: value has an unclosed group at position 0');
   bad({ value: 'a b' }, 'Invalid characters in comparison value');
   bad({ type: 'FILE_TYPE', compare_type: 'CONTAINS', value: 'jpg' }, 'Invalid L7 Rule: invalid comparison type for rule type');
   bad({ type: null }, 'Invalid L7 Rule: invalid rule type');

@@ -6,6 +6,9 @@
 import { apiError } from '../errors.js';
 import { L7PolicyDefaults } from '../defaults.js';
 import type { L7PolicyAction } from '../enums.js';
+import { MaxInt32 } from '../grammar/limits.js';
+import { regexProblem } from '../grammar/pcre-regex.js';
+import { isPrintable } from '../grammar/printable.js';
 
 /** The part of a policy that decides what it does with a matching request. */
 export type L7PolicyTarget = {
@@ -28,7 +31,7 @@ const MAX_PORT = 65535;
 
 /** Octavia's URLType: an http(s) URL with a host, and a port a socket could have. */
 export function isRedirectUrl(value: string): boolean {
-  const url = URL_FORBIDDEN_CHARS.test(value) ? null : HTTP_URL.exec(value);
+  const url = URL_FORBIDDEN_CHARS.test(value) || !isPrintable(value) ? null : HTTP_URL.exec(value);
   const port = url?.groups?.port;
   return url !== null && (!port || Number(port) <= MAX_PORT);
 }
@@ -96,6 +99,14 @@ export function resolveL7PolicyTargetCreate(req: L7PolicyTargetRequest & { actio
   return clearUnusedTargets({ ...NO_TARGET, ...s, action: s.action ?? req.action });
 }
 
+/** The field each redirecting action sends to. */
+const TARGET_OF: Readonly<Record<L7PolicyAction, 'redirect_url' | 'redirect_prefix' | 'redirect_pool_id' | null>> = {
+  REJECT: null,
+  REDIRECT_TO_URL: 'redirect_url',
+  REDIRECT_PREFIX: 'redirect_prefix',
+  REDIRECT_TO_POOL: 'redirect_pool_id',
+};
+
 /**
  * The target after an update. As in Octavia, the patch is sanitized on its own (a new action
  * must come with its target) and an update that sets nothing at all is refused; the result
@@ -105,8 +116,13 @@ export function resolveL7PolicyTargetUpdate(stored: L7PolicyTarget, patch: L7Pol
   if (!Object.values(patch).some((v) => v !== undefined)) throw invalidArgs('Invalid update options');
   const { action, redirect_pool_id, redirect_url, redirect_prefix, redirect_http_code } = patch;
   const s = sanitizeL7PolicyTarget({ action, redirect_pool_id, redirect_url, redirect_prefix, redirect_http_code });
-  return clearUnusedTargets({ ...stored, ...s, action: s.action ?? stored.action });
+  const merged = clearUnusedTargets({ ...stored, ...s, action: s.action ?? stored.action });
+  // Beyond Octavia: clearing the target of the stored action (`redirect_url: null` alone) would leave a redirect to nowhere.
+  const target = TARGET_OF[merged.action];
+  if (target && !merged[target]) throw invalidArgs(`${target} must not be None`);
+  return merged;
 }
+
 
 /**
  * Where policy `id` goes in its listener's list (ids in position order): at `position`
@@ -144,21 +160,14 @@ const VALUE_COMPARES: readonly string[] = ['STARTS_WITH', 'ENDS_WITH', 'CONTAINS
 class RuleError extends Error {}
 const invalidRule = (msg: string) => new RuleError(`Invalid L7 Rule: ${msg}`);
 const invalidChars = (what: string) => new RuleError(`Invalid characters in ${what}`);
-const CONTROL = /[\x00-\x1f\x7f]/;
-
 /**
- * Octavia compiles rule regexes with Python's `re`; HAProxy then evaluates them with PCRE.
- * We compile with JavaScript's RegExp, which agrees on the common syntax but differs at the
- * edges (e.g. `(?P<name>…)` and possessive quantifiers are refused here, while `\d` is
- * ASCII-only), so a few exotic patterns are judged differently than upstream.
+ * Octavia compiles rule regexes with Python's `re`; HAProxy then compiles them with PCRE2. The
+ * API accepts the subset of grammar/pcre-regex.ts, which PCRE2 and JavaScript both compile, so
+ * some patterns Python accepts (`(?P<name>…)`, lookbehind, `[[:alpha:]]`) are refused here.
  */
 function checkRegex(value: string): void {
-  try {
-    new RegExp(value);
-  } catch (e) {
-    const reason = (e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-    throw new RuleError(`Unable to parse regular expression: ${reason}`);
-  }
+  const problem = regexProblem(value);
+  if (problem) throw new RuleError(`Unable to parse regular expression: value has ${problem}`);
 }
 
 function checkHeaderValue(value: string, what: string): void {
@@ -185,6 +194,8 @@ function sslRuleProblem(rule: L7RuleAttrs, value: string): string | null {
     case 'SSL_VERIFY_RESULT':
       if (key) return `L7rule type ${type} does not use the "key" field.`;
       if (!/^\d+$/.test(value)) return `L7rule type ${type} needs a int value, which is >= 0`;
+      // Beyond Octavia: an X.509 verify result is a C int.
+      if (Number(value) > MaxInt32) return `L7rule type ${type} needs a value <= ${MaxInt32}`;
       return compare_type !== 'EQUAL_TO' ? equalOnly : null;
     default:
       if (compare_type === 'REGEX') checkRegex(value);
@@ -228,8 +239,8 @@ function checkRule(rule: L7RuleAttrs): void {
 export function validateL7Rule<T extends L7RuleAttrs>(rule: T): asserts rule is T & { type: string; value: string } {
   try {
     // Octavia refuses only CR/LF; any control character would corrupt the proxy config line.
-    if (CONTROL.test(rule.value ?? '')) throw invalidChars('value');
-    if (CONTROL.test(rule.key ?? '')) throw invalidChars('key');
+    if (!isPrintable(rule.value ?? '')) throw invalidChars('value');
+    if (!isPrintable(rule.key ?? '')) throw invalidChars('key');
     checkRule(rule);
   } catch (e) {
     if (e instanceof RuleError) throw apiError('L7RULE_INVALID', e.message);

@@ -11,6 +11,7 @@ import {
 } from '../enums.js';
 import { ListenerDefaults } from '../defaults.js';
 import { ipVersion, normaliseCidr, parseCidr } from '../net.js';
+import { unsupportedTlsVersions } from '../grammar/tls.js';
 
 /** Update semantics of a PUT body: omitted keys are absent, `null` asks for the default. */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
@@ -63,18 +64,9 @@ export function checkTlsVersions(versions: readonly string[] | null): void {
   if (!versions.length) throw invalid('Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.');
   const unknown = versions.filter((v) => !(TlsVersion as readonly string[]).includes(v));
   if (unknown.length) throw invalid(`Invalid TLS versions: ${unknown.join(', ')}`);
-}
-
-/**
- * The versions as one range, lowest and highest, or null when they leave a gap (TLSv1 and
- * TLSv1.2 without TLSv1.1): HAProxy enables versions by minimum and maximum only.
- */
-export function tlsVersionRange(versions: readonly string[]): { min: TlsVersion; max: TlsVersion } | null {
-  const indexes = versions.map((v) => (TlsVersion as readonly string[]).indexOf(v)).sort((a, b) => a - b);
-  if (!indexes.length || indexes[0]! < 0) return null;
-  const [low, high] = [indexes[0]!, indexes[indexes.length - 1]!];
-  if (new Set(indexes).size !== high - low + 1) return null;
-  return { min: TlsVersion[low]!, max: TlsVersion[high]! };
+  // Beyond Octavia: SSLv3 is in its list, but no version HAProxy's OpenSSL cannot speak is accepted.
+  const unsupported = unsupportedTlsVersions(versions);
+  if (unsupported) throw apiError('INVALID_INPUT', 'tls_versions', pyList(versions), `Value should list versions HAProxy speaks: ${unsupported}`);
 }
 
 export function checkAlpnProtocols(protocols: readonly string[] | null): void {

@@ -1,6 +1,7 @@
 /** Request bodies of the health monitor resource. */
 import { Type, Nullable, Uuid, Str, Tags, Strict, Patch, Enum } from '../schema-kit.js';
 import { HealthMonitorType, HttpMethod, HttpVersion } from '../enums.js';
+import { MaxMonitorSeconds } from '../grammar/limits.js';
 
 // Octavia's patterns, verbatim: WSME prints them in its error messages.
 // Octavia's pattern, kept for its error text; rules/healthmonitor.ts also refuses whitespace other than spaces.
@@ -8,7 +9,7 @@ const EXPECTED_CODES = String.raw`^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$`;
 const DOMAIN_NAME = String.raw`^(?=.{1,253}\.?$)(?:(?!-|[^.]+_)[A-Za-z0-9-_]{1,63}(?<!-)(?:\.|$))+$`;
 
 const Retries = () => Type.Integer({ minimum: 1, maximum: 10 });
-const Seconds = () => Type.Integer({ minimum: 0 });
+const Seconds = () => Type.Integer({ minimum: 0, maximum: MaxMonitorSeconds });
 
 /** Settable on create and update alike; url_path's grammar is checked by the rules. */
 const optionalFields = {

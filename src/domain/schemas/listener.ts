@@ -3,16 +3,16 @@ import { Type, Nullable, Uuid, Str, Cidr, Port, Tags, Strict, Patch, Enum } from
 import { ClientAuthentication, ListenerProtocol } from '../enums.js';
 import { PoolSingleCreate, TlsCiphers, TlsNameList } from './pool.js';
 import { L7PolicySingleCreate } from './l7policy.js';
+import { MaxInt32, MaxListenerTimeoutMs } from '../grammar/limits.js';
 
-/** Octavia's limit for every listener timeout, in milliseconds (24 days). */
-const Timeout = () => Type.Integer({ minimum: 0, maximum: 2073600000 });
+const Timeout = () => Type.Integer({ minimum: 0, maximum: MaxListenerTimeoutMs });
 
 /** Everything both create and update may set. */
 const settableFields = {
   name: Nullable(Str()),
   description: Nullable(Str()),
   admin_state_up: Nullable(Type.Boolean()),
-  connection_limit: Nullable(Type.Integer({ minimum: -1 })),
+  connection_limit: Nullable(Type.Integer({ minimum: -1, maximum: MaxInt32 })),
   default_pool_id: Nullable(Uuid()),
   insert_headers: Nullable(Type.Record(Type.String(), Str())),
   timeout_client_data: Nullable(Timeout()),
@@ -28,7 +28,7 @@ const settableFields = {
   tls_ciphers: Nullable(TlsCiphers()),
   tls_versions: Nullable(TlsNameList()),
   alpn_protocols: Nullable(TlsNameList()),
-  hsts_max_age: Nullable(Type.Integer({ minimum: 0 })),
+  hsts_max_age: Nullable(Type.Integer({ minimum: 0, maximum: MaxInt32 })),
   hsts_include_subdomains: Nullable(Type.Boolean()),
   hsts_preload: Nullable(Type.Boolean()),
   tags: Tags(),

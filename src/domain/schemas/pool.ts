@@ -1,6 +1,7 @@
 /** Request bodies of pools, including the nested form graph create and POST /pools accept. */
 import { Type, Nullable, Uuid, Str, IpAddress, Tags, Strict, Patch, Enum } from '../schema-kit.js';
 import { LbAlgorithm, PoolProtocol, SessionPersistenceType } from '../enums.js';
+import { TLS_CIPHERS_PATTERN } from '../grammar/tls.js';
 import { HealthMonitorSingleCreate } from './healthmonitor.js';
 import { MemberSingleCreate } from './member.js';
 
@@ -14,9 +15,8 @@ export const SessionPersistenceCreate = Strict({ type: Enum(SessionPersistenceTy
 /** On PUT the type may be omitted: the stored one is kept. */
 export const SessionPersistenceUpdate = Strict({ type: Type.Optional(Enum(SessionPersistenceType)), ...spFields });
 
-/** Cipher strings in OpenSSL syntax; Octavia refuses anything outside this alphabet. */
-export const TLS_CIPHERS_PATTERN = '^[A-Za-z0-9\\-+!:@=_.]*$';
-export const TlsCiphers = () => Type.String({ maxLength: 2048, pattern: TLS_CIPHERS_PATTERN });
+/** Octavia's alphabet and length, then the names and meaning of grammar/tls.ts. */
+export const TlsCiphers = () => Type.String({ maxLength: 2048, pattern: TLS_CIPHERS_PATTERN, format: 'cipher-list' });
 /** Checked against the known values by the rules, with Octavia's own messages. */
 export const TlsNameList = () => Type.Array(Str(32));
 

@@ -6,7 +6,7 @@
 import type { Capability, ProviderChecks } from '../driver.js';
 import { apiError } from '../../domain/errors.js';
 import { L4OnlyPoolProtocols } from '../../domain/enums.js';
-import { tlsVersionRange } from '../../domain/rules/listener.js';
+import { tlsVersionRange } from '../../domain/grammar/tls.js';
 import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
 
 export const PROVIDER = 'amphora';
