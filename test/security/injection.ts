@@ -412,7 +412,11 @@ function fields(api: Api, t: Tree): Field[] {
   const policy = (id: string) => `/v2/lbaas/l7policies/${id}`;
   const rule = `/v2/lbaas/l7policies/${t.rulePolicy}/rules/${t.rule}`;
   const ciphers = 'ECDHE-ECDSA-AES256-GCM-SHA384';
-  const cipherAttempts = [...textAttempts(`${ciphers}:${MARKER}`, 2048, ['TLS_FOO', 'ALL', 'eNULL', '!ALL']), ...UNITS.map((unit) => ({ value: unit }))];
+  // Whole lists: a cipher list holds cipher names only (domain/grammar/tls.ts), so no marker can sit in a benign one.
+  const cipherAttempts = [
+    ...['TLS_FOO', 'ALL', 'eNULL', '!ALL', 'A'.repeat(2048), `${ciphers}:${'A'.repeat(2048)}`].map((value) => ({ value })),
+    ...UNITS.flatMap((unit) => [{ value: unit }, { value: `${ciphers}:${unit}` }]),
+  ];
   const timeouts = ['timeout_client_data', 'timeout_member_connect', 'timeout_member_data', 'timeout_tcp_inspect'];
   const listenerNumbers = ['connection_limit', ...timeouts].map((key) => put(`listener ${key}`, listener(t.http), 'listener', one(key), 1000, numberAttempts()));
   const monitorNumbers = ['delay', 'timeout', 'max_retries', 'max_retries_down'].map((key) => put(`healthmonitor ${key}`, monitor, 'healthmonitor', one(key), 3, numberAttempts()));
@@ -424,15 +428,15 @@ function fields(api: Api, t: Tree): Field[] {
     put('listener allowed_cidrs', listener(t.http), 'listener', (v) => ({ allowed_cidrs: v }), ['10.0.0.0/8'], [...listAttempts('10.0.0.0/8'), { value: ['10.0.0.0/33'] }, { value: ['fe80::/10%eth0'] }, { value: ['10.0.0.1/8'] }]),
     ...listenerNumbers,
     put('listener hsts_max_age', listener(t.tls), 'listener', one('hsts_max_age'), 3600, numberAttempts()),
-    put('listener tls_ciphers', listener(t.tls), 'listener', one('tls_ciphers'), `${ciphers}:${MARKER}`, cipherAttempts),
-    put('listener tls_versions', listener(t.tls), 'listener', one('tls_versions'), ['TLSv1.2'], [...listAttempts('TLSv1.2'), { value: ['SSLv3'] }, { value: ['tlsv1.2'] }], ['TLS versions']),
+    put('listener tls_ciphers', listener(t.tls), 'listener', one('tls_ciphers'), ciphers, cipherAttempts),
+    put('listener tls_versions', listener(t.tls), 'listener', one('tls_versions'), ['TLSv1.2'], [...listAttempts('TLSv1.2'), { value: ['SSLv3'] }, { value: ['tlsv1.2'] }], ['TLS versions', 'tls_versions']),
     put('listener alpn_protocols', listener(t.tls), 'listener', one('alpn_protocols'), ['h2'], [...listAttempts('h2'), { value: ['h3'] }, { value: ['spdy/3'] }], ['ALPN protocol']),
     createField(api, lb, 'listener protocol_port', '/v2/lbaas/listeners', 'listener', listener, (v) => ({ loadbalancer_id: lb, protocol: 'HTTP', protocol_port: v }), 8080, numberAttempts(), ['protocol_port']),
     ...labels(api, lb, 'pool', pool(t.pool), 'pool'),
     put('pool session_persistence cookie_name', pool(t.pool), 'pool', (v) => ({ session_persistence: { type: 'APP_COOKIE', cookie_name: v } }), MARKER, textAttempts(MARKER, STR_MAX), ['cookie_name', 'session_persistence']),
     put('pool lb_algorithm', pool(t.pool), 'pool', one('lb_algorithm'), 'ROUND_ROBIN', textAttempts(`ROUND_ROBIN${MARKER}`, STR_MAX), ['lb_algorithm']),
-    put('pool tls_ciphers', pool(t.tlsPool), 'pool', one('tls_ciphers'), `${ciphers}:${MARKER}`, cipherAttempts),
-    put('pool tls_versions', pool(t.tlsPool), 'pool', one('tls_versions'), ['TLSv1.2'], [...listAttempts('TLSv1.2'), { value: ['SSLv3'] }], ['TLS versions']),
+    put('pool tls_ciphers', pool(t.tlsPool), 'pool', one('tls_ciphers'), ciphers, cipherAttempts),
+    put('pool tls_versions', pool(t.tlsPool), 'pool', one('tls_versions'), ['TLSv1.2'], [...listAttempts('TLSv1.2'), { value: ['SSLv3'] }], ['TLS versions', 'tls_versions']),
     put('pool alpn_protocols', pool(t.tlsPool), 'pool', one('alpn_protocols'), ['h2'], [...listAttempts('http/1.1'), { value: ['h3'] }], ['ALPN protocol']),
     put('member name', member, 'member', one('name'), MARKER, textAttempts(MARKER, STR_MAX)),
     put('member tags', member, 'member', (v) => ({ tags: [v] }), MARKER, textAttempts(MARKER, STR_MAX)),
