@@ -290,3 +290,15 @@ test('?limit below 1 is unlimited, as in Octavia: past the cap, with no next lin
     await capped.close();
   }
 });
+
+test('a NUL or a lone surrogate in any text (a name, a tag) is a 400 naming the field on every database, never a 500 or a changed value', async () => {
+  for (const [body, field] of [
+    [{ loadbalancer: { name: 'a\0b' } }, 'name'],
+    [{ loadbalancer: { description: '\ud800' } }, 'description'],
+    [{ loadbalancer: { tags: ['ok', 'x\0'] } }, 'tags'],
+  ] as const) {
+    const r = await h.request('PUT', `/v2/lbaas/loadbalancers/${ids.lb}`, { body, as: memberA });
+    assert.equal(r.statusCode, 400, r.body);
+    assert.match(r.json().faultstring, new RegExp(`field/attribute ${field}\\b.*(NUL|well-formed Unicode)`));
+  }
+});

@@ -74,8 +74,18 @@ function checkFormat(format: string, field: string, value: string): string {
   }
 }
 
+/**
+ * Text no field may hold, whatever its grammar: PostgreSQL's text cannot store NUL, and a lone
+ * UTF-16 surrogate has no UTF-8 form (it would be stored as U+FFFD, not as sent).
+ */
+const UNSTORABLE: ReadonlyArray<[RegExp, string]> = [
+  [/\0/, 'Value should not contain the NUL character'],
+  [/\p{Cs}/u, 'Value should be well-formed Unicode (it holds a lone surrogate)'],
+];
+
 function decodeString(schema: TSchema, value: unknown, field: string): string {
   if (typeof value !== 'string') throw wrongType(field, value, "<class 'str'>");
+  for (const [pattern, reason] of UNSTORABLE) if (pattern.test(value)) throw invalid(field, value, reason);
   if (schema.maxLength !== undefined && value.length > schema.maxLength)
     throw invalid(field, value, `Value should have a maximum character requirement of ${schema.maxLength}`);
   if (schema.minLength !== undefined && value.length < schema.minLength)
