@@ -64,8 +64,18 @@ echo "== ${#all_tests[@]} test files, SQLite =="
 run_tests "${args[@]}" "${all_tests[@]}" || status=1
 
 if [ -n "${OSTIA_TEST_PG_URL:-}" ]; then
-  # The files that open a database: through the in-process harness, or directly.
-  mapfile -t db_tests < <(grep -l -e 'support/harness.js' -e 'OSTIA_TEST_DATABASE_URL' "${all_tests[@]}")
+  # The files that open a database: directly, or through the in-process harness, or through a
+  # module that uses it (followed until no new module turns up).
+  patterns=$(mktemp)
+  echo '/harness.js' >"$patterns"
+  while :; do
+    before=$(wc -l <"$patterns")
+    grep -rlF -f "$patterns" dist/src dist/test --include='*.js' | grep -v '\.test\.js$' | sed 's#.*/#/#' | cat "$patterns" - | sort -u >"$patterns.next"
+    mv "$patterns.next" "$patterns"
+    [ "$(wc -l <"$patterns")" -eq "$before" ] && break
+  done
+  mapfile -t db_tests < <({ grep -lF -f "$patterns" "${all_tests[@]}"; grep -l 'OSTIA_TEST_DATABASE_URL' "${all_tests[@]}"; } | sort -u)
+  rm -f "$patterns"
   if [ ${#db_tests[@]} -eq 0 ]; then
     echo "test.sh: no database test files found for the PostgreSQL pass" >&2
     status=1
