@@ -35,7 +35,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
-import { eventually, httpGet, loopbackAddress, randomPort } from '../src/amphora/testing.js';
+import { eventually, httpGet, loopbackAddress, randomPort } from '../test/support/amphora-fixtures.js';
 import { benchArgs, positiveInt, positiveInts } from './support/args.js';
 import type { Endpoint } from './support/backends.js';
 import { handGlobal } from './support/hand-haproxy.js';

@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { defaultConfig } from '../src/config.js';
 import type { TraceEntry } from '../src/controller/trace.js';
 import { checkPeriodMs } from '../src/health/index.js';
-import { httpGet, loopbackAddress, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { httpGet, loopbackAddress, randomPort, startBackend, type Backend } from '../test/support/amphora-fixtures.js';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
 import { randomManagementNetwork, writeAmphoraConfig } from '../test/support/amphora-config.js';
 import {

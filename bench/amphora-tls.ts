@@ -9,7 +9,7 @@
  *                                                     [--key ec-p256|rsa2048] [--store pkcs12|container]
  *
  * Certificates: a root and an intermediate CA and three leaves for bench.example.com, which also
- * name the VIP address in their subjectAltName (made by openssl, src/keymanager/testing.ts). The
+ * name the VIP address in their subjectAltName (made by openssl, test/support/test-pki.ts). The
  * leaves are stored in the embedded key manager over its Barbican API with the demo project's
  * token, as PKCS#12 bundles (leaf + intermediate + key, OpenSSL 3's default profile, empty
  * password) or as certificate containers. The listener is TERMINATED_HTTPS with Ostia's default
@@ -51,8 +51,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
-import { eventually, randomPort } from '../src/amphora/testing.js';
-import { createTestPki, type IssuedCert, type KeyKind, type TestPki } from '../src/keymanager/testing.js';
+import { eventually, randomPort } from '../test/support/amphora-fixtures.js';
+import { createTestPki, type IssuedCert, type KeyKind, type TestPki } from '../test/support/test-pki.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
 import { benchArgs, oneOf, positiveInt, positiveInts } from './support/args.js';
 import type { BackendFarm } from './support/backends.js';

@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig } from '../src/config.js';
-import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../test/support/amphora-fixtures.js';
 import { killAll, processesUnder, repoRoot, startOstia } from '../test/support/ostia-process.js';
 import { randomManagementNetwork, writeAmphoraConfig } from '../test/support/amphora-config.js';
 import { ApiClient, createStack, waitSettled } from './support/lifecycle-api.js';

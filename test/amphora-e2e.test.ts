@@ -14,7 +14,7 @@ import { killAll, processesUnder, startOstia, type OstiaProcess } from './suppor
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
-import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { collectBodies, eventually, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';

@@ -16,7 +16,7 @@ import { killAll, processesUnder, startOstia, type OstiaProcess } from './suppor
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
-import { eventually, randomPort } from '../src/amphora/testing.js';
+import { eventually, randomPort } from './support/amphora-fixtures.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 
 const ADMIN = 'ostia';

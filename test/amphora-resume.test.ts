@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
-import { collectBodies, eventually, randomPort, startBackend, tempDir, type Backend } from '../src/amphora/testing.js';
+import { collectBodies, eventually, randomPort, startBackend, tempDir, type Backend } from './support/amphora-fixtures.js';
 import { openDatabase } from '../src/db/database.js';
 import { readTrace, type TraceEntry } from '../src/controller/trace.js';
 import { amphoraFlows } from '../src/providers/amphora/flows.js';

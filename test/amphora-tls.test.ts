@@ -22,8 +22,8 @@ import { killAll, processesUnder, startOstia, type OstiaProcess } from './suppor
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli, waitActive } from './support/openstack-cli.js';
-import { memberSubnetAddress, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
-import { createTestPki, type IssuedCert, type TestPki } from '../src/keymanager/testing.js';
+import { memberSubnetAddress, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
+import { createTestPki, type IssuedCert, type TestPki } from './support/test-pki.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
 
 const run = promisify(execFile);

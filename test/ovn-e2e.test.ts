@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { eventually } from '../src/amphora/testing.js';
+import { eventually } from './support/amphora-fixtures.js';
 import { OpenstackCli } from './support/openstack-cli.js';
 import { unmet } from './support/requirements.js';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { killAll, processesUnder, repoRoot, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
-import { collectBodies, eventually, randomPort, startBackend, type Backend } from '../src/amphora/testing.js';
+import { collectBodies, eventually, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
 import { blockOf } from '../src/cli/address-block.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { eventually, httpGet } from '../../src/amphora/testing.js';
+import { eventually, httpGet } from '../../test/support/amphora-fixtures.js';
 import { killAll } from '../../test/support/ostia-process.js';
 import { processTree } from './processes.js';
 
@@ -200,5 +200,5 @@ export async function startBackendFarm(dir: string, prefix: string, port: number
 export function farmNote(farm: BackendFarm): string {
   return farm.kind === 'nginx'
     ? `2 × nginx (worker_processes 1) on ${farm.primaries.map((e) => `${e.address}:${e.port}`).join(', ')}`
-    : `2 × Node (src/amphora/testing.ts startBackend, one process each) because nginx is not installed — slower than nginx, so the backends may be the bottleneck; install it with apt-get install -y nginx wrk`;
+    : `2 × Node (test/support/amphora-fixtures.ts startBackend, one process each) because nginx is not installed — slower than nginx, so the backends may be the bottleneck; install it with apt-get install -y nginx wrk`;
 }

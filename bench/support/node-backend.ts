@@ -1,10 +1,10 @@
 /**
  * Child process for the data-plane bench when nginx is missing: serves HTTP backends with
- * src/amphora/testing.ts's `startBackend`, one per (name, address) of argv[2] (JSON), prints
+ * test/support/amphora-fixtures.ts's `startBackend`, one per (name, address) of argv[2] (JSON), prints
  * the ports as one JSON line, and runs until it is signalled. Several of these, one process
  * each, keep the backends off the bench's own event loop.
  */
-import { startBackend, type Backend } from '../../src/amphora/testing.js';
+import { startBackend, type Backend } from '../../test/support/amphora-fixtures.js';
 
 const wanted = JSON.parse(process.argv[2] ?? '[]') as Array<{ name: string; address: string }>;
 const started: Backend[] = [];

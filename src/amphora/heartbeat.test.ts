@@ -11,7 +11,7 @@ import type { Heartbeat } from '../domain/amphora-config.js';
 import { writeFileAtomically } from './atomic-file.js';
 import { counterDeltas, decodeHeartbeat, encodeHeartbeat, HeartbeatSender, MAX_INFLATED_BYTES, memberStatus, parseTarget, snapshotFromStats, type Decoded } from './heartbeat.js';
 import type { StatRow } from './haproxy/runtime.js';
-import { tempDir } from './testing.js';
+import { tempDir } from '../../test/support/amphora-fixtures.js';
 
 const AMPHORA = '0a0a0a0a-0000-4000-8000-000000000001';
 const LISTENER = '11111111-0000-4000-8000-000000000001';

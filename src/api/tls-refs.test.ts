@@ -10,7 +10,7 @@ import { startHarness, memberA, memberB, readerA, type Caller as HarnessCaller, 
 import { consumersOf, grantRead, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../test/support/tls-secrets.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { isApiError } from '../domain/errors.js';
-import { createTestPki, type IssuedCert, type TestPki } from '../keymanager/testing.js';
+import { createTestPki, type IssuedCert, type TestPki } from '../../test/support/test-pki.js';
 import type { Caller } from '../keymanager/index.js';
 import { forCreate, listenerTlsRefs, poolTlsRefs, verifyTlsRefs, type TlsChange } from './tls-refs.js';
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../../test/support/ostia-process.js';
 import { AgentClient } from '../amphora/client.js';
-import { ids, listener, loadBalancer, member, pool } from '../amphora/haproxy/testing/fixtures.js';
-import { collectBodies, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir } from '../amphora/testing.js';
+import { ids, listener, loadBalancer, member, pool } from '../../test/support/render-fixtures.js';
+import { collectBodies, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir } from '../../test/support/amphora-fixtures.js';
 
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
 

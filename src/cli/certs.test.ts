@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, startOstia } from '../../test/support/ostia-process.js';
 import { VIP_SUBNET_ID } from '../config.js';
-import { createTestPki } from '../keymanager/testing.js';
+import { createTestPki } from '../../test/support/test-pki.js';
 import { timestamp } from '../domain/time.js';
 import { defaultConfig, deepMerge, validateConfig } from '../config.js';
 import { migrate, openDatabase } from '../db/database.js';

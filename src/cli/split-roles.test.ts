@@ -16,7 +16,7 @@ import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { postgresPassOnly } from '../../test/support/requirements.js';
 import { createSocket } from 'node:dgram';
-import { eventually, freeUdpPort, randomPort } from '../amphora/testing.js';
+import { eventually, freeUdpPort, randomPort } from '../../test/support/amphora-fixtures.js';
 
 const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
 const BIN = join(repoRoot(), 'bin', 'ostia.js');

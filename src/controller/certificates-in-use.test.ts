@@ -5,7 +5,7 @@ import pino from 'pino';
 import { startHarness, memberA, PROJECT_A, type Harness } from '../../test/support/harness.js';
 import { deleteSecret, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../test/support/tls-secrets.js';
 import { activeLoadBalancer, seedPool } from '../../test/support/seed-rows.js';
-import { createTestPki, type IssuedCert, type TestPki } from '../keymanager/testing.js';
+import { createTestPki, type IssuedCert, type TestPki } from '../../test/support/test-pki.js';
 import { DAY_MS, daysToExpiry } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
 import type { CertificateInUseTable } from '../db/schema.js';

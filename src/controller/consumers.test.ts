@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { startHarness, memberA, type Harness } from '../../test/support/harness.js';
 import { WITH_KEY_MANAGER, consumersOf, storeContainer } from '../../test/support/tls-secrets.js';
-import { createTestPki, type TestPki } from '../keymanager/testing.js';
+import { createTestPki, type TestPki } from '../../test/support/test-pki.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { consumerOf, listenerRefColumns, releaseReplaced, syncConsumers, type TlsChange } from './consumers.js';
 

@@ -10,7 +10,7 @@ import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { encodeHeartbeat } from '../amphora/heartbeat.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat } from './receiver.js';
-import { EPOCH, eventually, key, report, send, silent, traffic, world } from './receiver-fixture.js';
+import { EPOCH, eventually, key, report, send, silent, traffic, world } from '../../test/support/heartbeat-receiver.js';
 
 const operating = async (h: Harness, table: 'load_balancer' | 'listener' | 'pool' | 'member', id: string) =>
   (await h.runtime.db.kysely.selectFrom(table).select('operating_status').where('id', '=', id).executeTakeFirstOrThrow()).operating_status;

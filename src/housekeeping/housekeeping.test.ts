@@ -10,7 +10,7 @@ import { activeLoadBalancer, seedListener } from '../../test/support/seed-rows.j
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
 import type { ComputeDriver } from '../compute/driver.js';
 import { CertificateAuthority } from '../pki/ca.js';
-import { tempDir } from '../amphora/testing.js';
+import { tempDir } from '../../test/support/amphora-fixtures.js';
 import { timestamp } from '../domain/time.js';
 import { writeStats } from '../health/stats.js';
 import { LoopbackNetwork, MANAGEMENT_DEVICE_OWNER } from '../network/loopback/driver.js';

@@ -1,12 +1,12 @@
 /**
  * The Barbican v1 API in process, through the runtime exactly as `ostia up` mounts it
- * (also on PostgreSQL when OSTIA_TEST_DATABASE_URL is set, via ./fixture.js).
+ * (also on PostgreSQL when OSTIA_TEST_DATABASE_URL is set, via test/support/keymanager-harness.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { PayloadCipher } from './crypto.js';
-import { abe, alice, bea, bob, carol, PROJECT_A, rita, startKeyManager, TEST_KEY, type KeyManagerFixture } from './fixture.js';
+import { abe, alice, bea, bob, carol, PROJECT_A, rita, startKeyManager, TEST_KEY, type KeyManagerFixture } from '../../test/support/keymanager-harness.js';
 
 type Obj = Record<string, any>;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -10,7 +10,7 @@ import {
   type CertificateContainerParts,
   type TlsBundle,
 } from './certificates.js';
-import { createTestPki, mergePkcs12, type IssuedCert } from './testing.js';
+import { createTestPki, mergePkcs12, type IssuedCert } from '../../test/support/test-pki.js';
 
 const REF = 'http://ostia.test/key-manager/v1/secrets/6c1d2a8e-4f6b-4a57-9d5e-2b7f0c3e8a91';
 const CONTAINER_REF = 'http://ostia.test/key-manager/v1/containers/0e6f3b2a-8c4d-4e1f-a7b9-5d2c8e1f3a60';

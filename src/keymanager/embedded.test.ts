@@ -1,10 +1,10 @@
 /**
  * The KeyManager interface the listener/pool code and the worker use, embedded mode
- * (also on PostgreSQL when OSTIA_TEST_DATABASE_URL is set, via ./fixture.js).
+ * (also on PostgreSQL when OSTIA_TEST_DATABASE_URL is set, via test/support/keymanager-harness.ts).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alice, bea, bob, carol, startKeyManager, type KeyManagerFixture, type Who } from './fixture.js';
+import { alice, bea, bob, carol, startKeyManager, type KeyManagerFixture, type Who } from '../../test/support/keymanager-harness.js';
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
 
 let km: KeyManagerFixture;

@@ -15,7 +15,7 @@ import { createRuntime, type Runtime } from '../runtime.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
 import { AccessRefusedError, ExternalKeyManager } from './external.js';
-import { TEST_KEY } from './fixture.js';
+import { TEST_KEY } from '../../test/support/keymanager-harness.js';
 
 const ADMIN_USER = 'a0000000000000000000000000000001';
 let runtime: Runtime;

@@ -9,7 +9,7 @@ import { keyManagerKeyFile, withKeyManagerKey } from '../cli/settings.js';
 import { openDatabase } from '../db/database.js';
 import { createKeyManager } from './index.js';
 import { ExternalKeyManager } from './external.js';
-import { TEST_KEY } from './fixture.js';
+import { TEST_KEY } from '../../test/support/keymanager-harness.js';
 
 const configWith = (keyManager: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { keyManager }));
 

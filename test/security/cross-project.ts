@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { VIP_SUBNET_ID } from '../../src/config.js';
-import { createTestPki } from '../../src/keymanager/testing.js';
+import { createTestPki } from '../support/test-pki.js';
 import { admin, memberA, memberB, readerA, startHarness, PROJECT_A, type Caller, type Harness } from '../support/harness.js';
 import { storeContainer, storeSecret, WITH_KEY_MANAGER } from '../support/tls-secrets.js';
 import { rowsSnapshot } from './rows.js';

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freeUdpPort, randomPort } from '../../src/amphora/testing.js';
+import { freeUdpPort, randomPort } from './amphora-fixtures.js';
 import { deepMerge } from '../../src/config.js';
 
 export interface ManagementNetwork {

@@ -6,13 +6,13 @@
  */
 import { MEMBER_NETWORK_ID, MEMBER_SUBNET_ID, VIP_SUBNET_ID, defaultConfig, type Config } from '../../src/config.js';
 import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/health.js';
-import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from '../../src/amphora/testing.js';
+import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from './amphora-fixtures.js';
 import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
 import { randomManagementNetwork } from './amphora-config.js';
 import { Api, type MemberSpec, type ProviderEnv, type Refusal } from './conformance-api.js';
 import { admin, startHarness, type Harness } from './harness.js';
 import { WITH_KEY_MANAGER, storeContainer } from './tls-secrets.js';
-import { createTestPki } from '../../src/keymanager/testing.js';
+import { createTestPki } from './test-pki.js';
 import { BACKENDS, CLIENT, HTTP_PORT, PRIVATE_SUBNET, PUBLIC_SUBNET, UDP_PORT, startOvnLab } from './ovn-lab.js';
 import { unmet } from './requirements.js';
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../src/config.js';
 import type { TableName } from '../../src/db/schema.js';
-import { createTestPki } from '../../src/keymanager/testing.js';
+import { createTestPki } from './test-pki.js';
 import { memberA, startHarness, type Harness } from './harness.js';
 import { storeContainer, WITH_KEY_MANAGER } from './tls-secrets.js';
 

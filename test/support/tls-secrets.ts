@@ -4,7 +4,7 @@
  * the consumers a listener or pool registers.
  */
 import assert from 'node:assert/strict';
-import { TEST_KEY } from '../../src/keymanager/fixture.js';
+import { TEST_KEY } from './keymanager-harness.js';
 import type { Caller, Harness } from './harness.js';
 
 /** startHarness overrides: the embedded key manager needs an encryption key. */

@@ -17,8 +17,8 @@ import { AgentClient, AgentHttpError } from '../client.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import type { Heartbeat } from '../../domain/amphora-config.js';
 import { decodeHeartbeat } from '../heartbeat.js';
-import { ids, listener, listenerTls, loadBalancer, member, pool } from '../haproxy/testing/fixtures.js';
-import { collectBodies, eventually, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir, type Backend } from '../testing.js';
+import { ids, listener, listenerTls, loadBalancer, member, pool } from '../../../test/support/render-fixtures.js';
+import { collectBodies, eventually, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir, type Backend } from '../../../test/support/amphora-fixtures.js';
 import { startAgent, type RunningAgent } from './main.js';
 
 const AMPHORA = ids.amphora(1);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as enc from './encoders.js';
 import { RenderError } from './encoders.js';
-import { fetchArgument, splitWords } from './testing/words.js';
+import { fetchArgument, splitWords } from '../../../test/support/haproxy-words.js';
 
 function refuses(fn: () => unknown, field: string): void {
   assert.throws(fn, (e: unknown) => e instanceof RenderError && e.field === field);

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HaproxyError, HaproxyProcess, type HaproxyFiles } from './process.js';
 import { HaproxyRuntime } from './runtime.js';
-import { collectBodies, eventually, httpGet, loopbackAddress, randomPort, startBackend, tempDir, type Backend } from '../testing.js';
+import { collectBodies, eventually, httpGet, loopbackAddress, randomPort, startBackend, tempDir, type Backend } from '../../../test/support/amphora-fixtures.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -11,8 +11,8 @@ import fc from 'fast-check';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { RenderError } from './encoders.js';
 import { renderHaproxyConfig, type HaproxyPaths } from './render.js';
-import * as fx from './testing/fixtures.js';
-import { fetchArgument, parseConfig } from './testing/words.js';
+import * as fx from '../../../test/support/render-fixtures.js';
+import { fetchArgument, parseConfig } from '../../../test/support/haproxy-words.js';
 
 const RUNS = Number(process.env.OSTIA_FUZZ_RUNS ?? 300);
 const MARKER = 'MARKER';

@@ -14,10 +14,10 @@ import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { RenderError } from './encoders.js';
 import { backendName, frontendName, parseBackendName, parseFrontendName, parseServerName, serverName } from './names.js';
 import { renderedBackends, renderHaproxyConfig } from './render.js';
-import * as fx from './testing/fixtures.js';
-import { parseConfig } from './testing/words.js';
+import * as fx from '../../../test/support/render-fixtures.js';
+import { parseConfig } from '../../../test/support/haproxy-words.js';
 import { tlsFiles, type TlsFileKind } from './tls-files.js';
-import { createTestPki } from '../../keymanager/testing.js';
+import { createTestPki } from '../../../test/support/test-pki.js';
 import { unmet } from '../../../test/support/requirements.js';
 
 const HAPROXY = '/usr/sbin/haproxy';

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HaproxyProcess } from './process.js';
 import { parseShowStat, RuntimeCommandError } from './runtime.js';
-import { collectBodies, eventually, loopbackAddress, randomPort, startBackend, tempDir } from '../testing.js';
+import { collectBodies, eventually, loopbackAddress, randomPort, startBackend, tempDir } from '../../../test/support/amphora-fixtures.js';
 
 test('show stat is parsed by its header, quoted cells included', () => {
   const csv = [

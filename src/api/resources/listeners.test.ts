@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, memberB, readerA, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import { consumersOf, deleteSecret, grantRead, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
-import { createTestPki, type IssuedCert, type TestPki } from '../../keymanager/testing.js';
+import { createTestPki, type IssuedCert, type TestPki } from '../../../test/support/test-pki.js';
 
 let h: Harness;
 let pki: TestPki;

@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { startHarness, memberA, type Harness } from '../../../test/support/harness.js';
 import { storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
 import { activeLoadBalancer } from '../../../test/support/seed-rows.js';
-import { createTestPki, type TestPki } from '../../keymanager/testing.js';
+import { createTestPki, type TestPki } from '../../../test/support/test-pki.js';
 import { timestamp } from '../../domain/time.js';
 
 let h: Harness;

@@ -4,7 +4,7 @@ import { startHarness, memberA, memberB, readerA, type Harness } from '../../../
 import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
 import { settleSuccess } from '../../db/lb-tree.js';
 import { consumersOf, storeContainer, storeSecret, WITH_KEY_MANAGER } from '../../../test/support/tls-secrets.js';
-import { createTestPki, type TestPki } from '../../keymanager/testing.js';
+import { createTestPki, type TestPki } from '../../../test/support/test-pki.js';
 
 let h: Harness;
 /** No worker: pending states stay visible until the test settles the tree itself. */

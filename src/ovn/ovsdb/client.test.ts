@@ -16,7 +16,7 @@ import { DisconnectedError } from './json-rpc.js';
 import type { Monitor, ResyncReport, RowChange } from './monitor.js';
 import { OvsdbOperationError, type Row } from './operations.js';
 import { HEALTH_CHECK_UNSUPPORTED_TEXT, assertHealthChecksSupported, hasColumn, schemaVersion, supportsHealthChecks } from './schema.js';
-import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from './testing.js';
+import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from '../../../test/support/ovsdb-server.js';
 import { unmet } from '../../../test/support/requirements.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { OvsdbClient } from './client.js';
 import { DisconnectedError } from './json-rpc.js';
-import { TestOvsdbServer } from './testing.js';
+import { TestOvsdbServer } from '../../../test/support/ovsdb-server.js';
 import { unmet } from '../../../test/support/requirements.js';
 
 const run = promisify(execFile);

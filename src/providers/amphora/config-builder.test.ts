@@ -6,7 +6,7 @@ import { AmphoraConfig } from '../../domain/amphora-config.js';
 import { violations } from '../../amphora/typed-check.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import { WITH_KEY_MANAGER, storeContainer, storeSecret } from '../../../test/support/tls-secrets.js';
-import { createTestPki, type TestPki } from '../../keymanager/testing.js';
+import { createTestPki, type TestPki } from '../../../test/support/test-pki.js';
 import { X509Certificate } from 'node:crypto';
 import { ListenerDefaults } from '../../domain/defaults.js';
 

@@ -10,7 +10,7 @@ import { startHarness, admin, memberA, type Harness } from '../../../test/suppor
 import { VIP_SUBNET_ID } from '../../config.js';
 import { AgentClient } from '../../amphora/client.js';
 import { CertificateAuthority } from '../../pki/ca.js';
-import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from '../../amphora/testing.js';
+import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from '../../../test/support/amphora-fixtures.js';
 
 let h: Harness;
 let backend: Backend;

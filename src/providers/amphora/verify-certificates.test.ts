@@ -15,8 +15,8 @@ import { WITH_KEY_MANAGER, storeContainer } from '../../../test/support/tls-secr
 import type { StepContext } from '../../controller/flow.js';
 import { listenerRefColumns, type TlsChange } from '../../controller/consumers.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
-import { createTestPki, type IssuedCert, type TestPki } from '../../keymanager/testing.js';
-import { loopbackAddress } from '../../amphora/testing.js';
+import { createTestPki, type IssuedCert, type TestPki } from '../../../test/support/test-pki.js';
+import { loopbackAddress } from '../../../test/support/amphora-fixtures.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import type { AmphoraDeps } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';

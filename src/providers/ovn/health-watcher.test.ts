@@ -15,7 +15,7 @@ import { migrate, openDatabase, type Db } from '../../db/database.js';
 import { ListenerDefaults } from '../../domain/defaults.js';
 import type { StatusChange, StatusTable } from '../../health/status.js';
 import { OvsdbClient, type RowInput } from '../../ovn/ovsdb/index.js';
-import { SB_SCHEMA, TestOvsdbServer } from '../../ovn/ovsdb/testing.js';
+import { SB_SCHEMA, TestOvsdbServer } from '../../../test/support/ovsdb-server.js';
 import { freshPostgresDatabase } from '../../../test/support/postgres.js';
 import { SB_DB } from './connection.js';
 import { OvnHealthWatcher } from './health-watcher.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig } from '../../config.js';
 import { HEALTH_CHECK_UNSUPPORTED_TEXT } from '../../ovn/ovsdb/index.js';
-import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from '../../ovn/ovsdb/testing.js';
+import { NB_SCHEMA, TestOvsdbServer, schemaWithout } from '../../../test/support/ovsdb-server.js';
 import { desiredState, type NetworkView } from './desired.js';
 import type { OvnLoadBalancer } from './nb-rows.js';
 import { Northbound } from './northbound.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ObservedTree } from '../../health/status.js';
-import { L1, L2, LB, M1, M2, M3, M4, member, observedTree, P1, P2, row, sorted } from '../../health/status-fixture.js';
+import { L1, L2, LB, M1, M2, M3, M4, member, observedTree, P1, P2, row, sorted } from '../../../test/support/observed-tree.js';
 import { healthFacts, ovnMemberStatuses, ovnStatusChanges, probedByOvn, type OvnHealthFacts, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
 
 /** P1 is probed (M1, M2, and M4 disabled); P2 has no monitor OVN runs (M3). */

@@ -10,8 +10,8 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentBootConfig } from '../compute/driver.js';
-import { CertificateAuthority } from '../pki/ca.js';
+import type { AgentBootConfig } from '../../src/compute/driver.js';
+import { CertificateAuthority } from '../../src/pki/ca.js';
 
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `ostia-${prefix}-`));

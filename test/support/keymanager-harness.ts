@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
-import { defaultConfig, deepMerge, validateConfig } from '../config.js';
-import type { PolicyMode, RequestContext } from '../domain/context.js';
-import { apiError } from '../domain/errors.js';
-import { createRuntime, type Runtime } from '../runtime.js';
-import { freshPostgresDatabase } from '../../test/support/postgres.js';
+import { defaultConfig, deepMerge, validateConfig } from '../../src/config.js';
+import type { PolicyMode, RequestContext } from '../../src/domain/context.js';
+import { apiError } from '../../src/domain/errors.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { freshPostgresDatabase } from './postgres.js';
 
 export const PROJECT_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 export const PROJECT_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';

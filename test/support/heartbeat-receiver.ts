@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import pino, { type Logger } from 'pino';
-import { admin, startHarness, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
-import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from '../../test/support/seed-rows.js';
-import { MEMBER_SUBNET_ID } from '../config.js';
-import type { Heartbeat } from '../domain/amphora-config.js';
-import { freeUdpPort } from '../amphora/testing.js';
-import { heartbeatKey } from '../amphora/heartbeat-key.js';
-import { encodeHeartbeat } from '../amphora/heartbeat.js';
-import { flood, forgedDatagrams } from '../../test/support/heartbeat-flood.js';
-import { HealthManager } from './index.js';
+import { admin, startHarness, TEST_HEARTBEAT_SECRET, type Harness } from './harness.js';
+import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from './seed-rows.js';
+import { MEMBER_SUBNET_ID } from '../../src/config.js';
+import type { Heartbeat } from '../../src/domain/amphora-config.js';
+import { freeUdpPort } from './amphora-fixtures.js';
+import { heartbeatKey } from '../../src/amphora/heartbeat-key.js';
+import { encodeHeartbeat } from '../../src/amphora/heartbeat.js';
+import { flood, forgedDatagrams } from './heartbeat-flood.js';
+import { HealthManager } from '../../src/health/index.js';
 
 export const silent = pino({ level: 'silent' });
 export const key = (amphoraId: string) => heartbeatKey(TEST_HEARTBEAT_SECRET, amphoraId);
