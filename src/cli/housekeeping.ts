@@ -1,7 +1,6 @@
 /** `ostia housekeeping`: reaps orphaned amphorae and ports, removes old rows, rotates agent certificates. */
-import type { Runtime } from '../runtime.js';
 import type { Command } from './command.js';
-import { requireAmphoraProvider } from './health.js';
+import { requireAmphoraProvider } from './roles.js';
 import { configFromFlags, databaseOption, dataDirOption, requirePostgres } from './settings.js';
 
 export const housekeeping: Command = {
@@ -21,11 +20,3 @@ export const housekeeping: Command = {
     return serve(config, { api: false, worker: false, housekeeping: true }, input.json);
   },
 };
-
-/** Starts housekeeping beside a runtime (for `ostia housekeeping`, and `ostia up` with the amphora provider). */
-export async function startHousekeeping(runtime: Runtime): Promise<{ close(): Promise<void> }> {
-  const { openHousekeeper } = await import('../housekeeping/index.js');
-  const keeper = openHousekeeper(runtime.db, runtime.config, runtime.log.child({ role: 'housekeeping' }), await runtime.amphora());
-  keeper.start();
-  return { close: () => keeper.close() };
-}

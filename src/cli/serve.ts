@@ -11,7 +11,7 @@ import { testModes, type Config } from '../config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
-import { amphoraeRun, ovnProviderEnabled } from './health.js';
+import { amphoraeRun, ovnProviderEnabled, startHealthManager, startHousekeeping, startOvnHealthWatcher } from './roles.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withHeartbeatSecret, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 import { claimBlock, withBlock } from './address-block.js';
@@ -127,9 +127,8 @@ async function preflightAmphorae(config: Config): Promise<void> {
 async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]> {
   const services: Service[] = [];
   try {
-    const health = await import('./health.js');
-    if (roles.health && amphoraeRun(runtime.config)) services.push(await health.startHealthManager(runtime));
-    if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await health.startOvnHealthWatcher(runtime));
+    if (roles.health && amphoraeRun(runtime.config)) services.push(await startHealthManager(runtime));
+    if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await startOvnHealthWatcher(runtime));
     const metricsListen = runtime.config.amphora.healthMetricsListen;
     // With the API in the process, its authenticated /metrics serves this registry.
     if (roles.health && !roles.api && metricsListen) {
@@ -138,7 +137,7 @@ async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]>
       runtime.log.info({ listen: metrics.listen }, "serving the health manager's metrics at /metrics");
       services.push({ close: () => metrics.close() });
     }
-    if (roles.housekeeping) services.push(await (await import('./housekeeping.js')).startHousekeeping(runtime));
+    if (roles.housekeeping) services.push(await startHousekeeping(runtime));
   } catch (e) {
     for (const service of services.reverse()) await service.close();
     await runtime.close();

@@ -6,7 +6,7 @@
 import { mayRead, parseRef, type Identity, type ParsedRef } from './access.js';
 import { MissingReferenceError } from './errors.js';
 import type { KeyManagerDeps } from './http.js';
-import type { CertificateParts, ConsumerRegistration, KeyManager, Material } from './index.js';
+import type { CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
 import type { ConsumerKey, SecretRow } from './store.js';
 import { containerConsumerUrl } from './views.js';
 

@@ -6,7 +6,7 @@
  * what it resolves: a read ACL granted to it, or a role in the owning project.
  */
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
-import type { Caller, CertificateParts, ConsumerRegistration, KeyManager, Material } from './index.js';
+import type { Caller, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
 import { containerConsumerUrl } from './views.js';
 
 export interface ExternalSettings {

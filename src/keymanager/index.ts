@@ -7,47 +7,17 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import type { Identity } from './access.js';
 import { keyManagerApi, type Authenticate } from './api.js';
 import { PayloadCipher } from './crypto.js';
 import { EmbeddedKeyManager } from './embedded.js';
 import { ExternalKeyManager } from './external.js';
+import type { KeyManager } from './key-manager.js';
 import { KeyManagerStore } from './store.js';
 
 export { KEY_MANAGER_PREFIX, parseRef, type Identity } from './access.js';
 export { ForeignReferenceError, MissingReferenceError } from './errors.js';
 export { KeyUnavailableError } from './crypto.js';
-
-export interface CertificateParts {
-  certificate: Buffer;
-  private_key?: Buffer;
-  intermediates?: Buffer;
-  private_key_passphrase?: Buffer;
-}
-
-export type Material = { kind: 'secret'; payload: Buffer; contentType: string } | { kind: 'container'; parts: CertificateParts };
-
-/** e.g. `{ service: 'octavia', resourceType: 'listener', resourceId: <listener id> }`. */
-export interface ConsumerRegistration {
-  service: string;
-  resourceType: string;
-  resourceId: string;
-}
-
-/** A caller; an external Barbican decides with the caller's own token, so it needs it. */
-export interface Caller extends Identity {
-  readonly token?: string;
-}
-
-export interface KeyManager {
-  /** The material, read as the service (no ACL applies). Throws ForeignReferenceError / MissingReferenceError. */
-  resolveForService(ref: string): Promise<Material>;
-  /** Whether the caller may read it (owner project, or a read ACL); false for what does not exist. */
-  canRead(caller: Caller, ref: string): Promise<boolean>;
-  registerConsumer(ref: string, consumer: ConsumerRegistration): Promise<void>;
-  /** Idempotent. */
-  unregisterConsumer(ref: string, consumer: ConsumerRegistration): Promise<void>;
-}
+export type { Caller, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
 
 export interface KeyManagerSetup {
   readonly keyManager: KeyManager;

@@ -5,7 +5,7 @@
  * pointed at it, traffic sent from the lab's client host.
  */
 import { MEMBER_NETWORK_ID, MEMBER_SUBNET_ID, VIP_SUBNET_ID, defaultConfig, type Config } from '../../src/config.js';
-import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/health.js';
+import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/roles.js';
 import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from './amphora-fixtures.js';
 import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
 import { randomManagementNetwork } from './amphora-config.js';
