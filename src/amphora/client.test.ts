@@ -5,6 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import diagnostics_channel from 'node:diagnostics_channel';
 import https from 'node:https';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -73,6 +74,19 @@ async function startServer(
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** Resolves once a request to 127.0.0.1:`port` has been refused: the client tried while nothing listened. */
+function refusedOn(port: number): Promise<void> {
+  return new Promise((resolve) => {
+    const onError = (message: unknown) => {
+      const { error } = message as { error: NodeJS.ErrnoException & { port?: number } };
+      if (error.code !== 'ECONNREFUSED' || error.port !== port) return;
+      diagnostics_channel.unsubscribe('http.client.request.error', onError);
+      resolve();
+    };
+    diagnostics_channel.subscribe('http.client.request.error', onError);
+  });
 }
 
 function clientFor(url: string, amphoraId = AMPHORA_A, timeoutMs?: number): AgentClient {
@@ -212,12 +226,12 @@ test('a silent agent times out with a clear message', async (t) => {
 });
 
 test("the caller's abort signal cancels a request with its own reason", async (t) => {
-  const server = await startServer(t, { handler: () => undefined });
+  const controller = new AbortController();
+  // Aborted while the agent holds the request.
+  const server = await startServer(t, { handler: () => controller.abort(new Error('worker stopping')) });
   const agent = clientFor(server.url);
   t.after(() => agent.close());
-  const controller = new AbortController();
   const pending = agent.info(controller.signal);
-  setTimeout(() => controller.abort(new Error('worker stopping')), 50);
   await assert.rejects(pending, /worker stopping/);
 });
 
@@ -225,8 +239,9 @@ test('waitReady retries while nothing listens yet, then returns the info', async
   const port = await freePort();
   const agent = clientFor(`https://127.0.0.1:${port}`);
   t.after(() => agent.close());
-  const ready = agent.waitReady(AbortSignal.timeout(10_000), Date.now() + 10_000);
-  await new Promise((r) => setTimeout(r, 300));
+  const refused = refusedOn(port);
+  const ready = agent.waitReady(AbortSignal.timeout(30_000), Date.now() + 30_000);
+  await refused;
   await startServer(t, { port, handler: (_req, res) => json(res, 200, INFO) });
   assert.deepEqual(await ready, INFO);
 });
@@ -244,13 +259,13 @@ test('waitReady gives up at the deadline with the last error', async (t) => {
   const port = await freePort();
   const agent = clientFor(`https://127.0.0.1:${port}`);
   t.after(() => agent.close());
-  const t0 = Date.now();
-  const err = await agent.waitReady(AbortSignal.timeout(10_000), Date.now() + 400).then(() => null, (e: unknown) => e);
+  const deadline = Date.now() + 400;
+  const err = await agent.waitReady(AbortSignal.timeout(10_000), deadline).then(() => null, (e: unknown) => e);
   assert.ok(err instanceof AgentConnectionError);
   assert.equal(err.code, 'ECONNREFUSED');
   assert.match(err.message, new RegExp(`agent of amphora ${AMPHORA_A} at https://127\\.0\\.0\\.1:${port} was not ready by the deadline \\(\\d+ attempts\\); last error: .*ECONNREFUSED`));
   // It must not give up before the deadline (how long after it is a matter of load, not of logic).
-  assert.ok(Date.now() - t0 >= 380, `gave up after ${Date.now() - t0} ms`);
+  assert.ok(Date.now() >= deadline, `gave up ${deadline - Date.now()} ms before the deadline`);
 });
 
 test('waitReady stops at once on an identity failure instead of waiting for the deadline', async (t) => {
@@ -268,8 +283,9 @@ test('waitReady ends when the signal aborts', async (t) => {
   const agent = clientFor(`https://127.0.0.1:${port}`);
   t.after(() => agent.close());
   const controller = new AbortController();
-  setTimeout(() => controller.abort(new Error('lease lost')), 200);
-  await assert.rejects(agent.waitReady(controller.signal, Date.now() + 10_000), /lease lost|aborted/);
+  // Aborted while it retries: after an attempt nothing answered.
+  void refusedOn(port).then(() => controller.abort(new Error('lease lost')));
+  await assert.rejects(agent.waitReady(controller.signal, Date.now() + 30_000), /lease lost|aborted/);
 });
 
 test('the url must be https', () => {

@@ -237,6 +237,9 @@ test('start sends the first heartbeat at once and then every interval until stop
     target.socket.close();
     dir.remove();
   });
+  // The sender's clock is the test's: a heartbeat falls due when the test moves it an interval on,
+  // never because the machine was slow, and each one says when by that clock (sentAt).
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
   const sender = new HeartbeatSender({
     amphoraId: AMPHORA,
     key: KEY,
@@ -247,12 +250,16 @@ test('start sends the first heartbeat at once and then every interval until stop
     configVersion: () => 0,
     log: { warn: () => undefined },
   });
-  const seqs: number[] = [];
-  target.socket.on('message', (m: Buffer) => seqs.push(opened(decodeHeartbeat(m, keys)).seq));
-  const started = Date.now();
+  const sent: Heartbeat[] = [];
+  target.socket.on('message', (m: Buffer) => sent.push(opened(decodeHeartbeat(m, keys))));
   sender.start();
-  while (seqs.length < 3 && Date.now() - started < 5000) await once(target.socket, 'message');
+  // A millisecond of the test's clock a step, with the real datagrams delivered in between.
+  for (let step = 0; sent.length < 3; step++) {
+    assert.ok(step < 10_000, `${sent.length} heartbeats after ${step} ms of the test's clock`);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(1);
+  }
   sender.stop();
-  assert.deepEqual(seqs.slice(0, 3), [1, 2, 3]);
-  assert.ok(Date.now() - started >= 60, 'two intervals passed between the first and the third');
+  assert.deepEqual(sent.slice(0, 3).map((h) => h.seq), [1, 2, 3]);
+  assert.ok(sent[2]!.sentAt - sent[0]!.sentAt >= 60, 'two intervals passed between the first and the third');
 });

@@ -15,14 +15,22 @@ import type { AgentBootConfig, AmphoraSpec } from '../driver.js';
 const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
 const OTHER_ID = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';
 
-/** Records how it was started, starts a "haproxy" child in its group, then idles (optionally deaf to SIGTERM). */
+/**
+ * Records how it was started, starts a "haproxy" child in its group, then idles; with
+ * `--ignore-term FILE` both are deaf to SIGTERM, and the agent notes in FILE that it got one.
+ * It writes its files whole (a rename), so a reader never sees half of one.
+ */
 const FAKE_AGENT = `
 const { spawn } = require('node:child_process');
-const { writeFileSync } = require('node:fs');
-const deaf = process.argv.includes('--ignore-term');
-if (deaf) process.on('SIGTERM', () => {});
-const child = spawn(process.execPath, ['-e', (deaf ? "process.on('SIGTERM', () => {});" : '') + 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-writeFileSync('started.json', JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: Object.keys(process.env), child: child.pid }));
+const { renameSync, writeFileSync } = require('node:fs');
+const writeWhole = (file, text) => {
+  writeFileSync(file + '.tmp', text);
+  renameSync(file + '.tmp', file);
+};
+const deafAt = process.argv.indexOf('--ignore-term');
+if (deafAt > 0) process.on('SIGTERM', () => writeWhole(process.argv[deafAt + 1], 'SIGTERM'));
+const child = spawn(process.execPath, ['-e', (deafAt > 0 ? "process.on('SIGTERM', () => {});" : '') + 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+writeWhole('started.json', JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: Object.keys(process.env), child: child.pid }));
 console.log('fake agent up');
 const readyFd = process.argv.indexOf('--ready-fd');
 if (readyFd > 0) require('node:fs').writeSync(Number(process.argv[readyFd + 1]), 'ready\\n');
@@ -63,12 +71,10 @@ function spec(compute: LocalCompute, amphoraId = AMPHORA_ID): AmphoraSpec {
   };
 }
 
-/** The fake agent writes started.json once it is up; there is no event to wait on across processes. */
-async function started(dir: string): Promise<Started> {
-  const file = join(dir, 'started.json');
-  for (const deadline = Date.now() + 10_000; !existsSync(file); await sleep(20))
-    if (Date.now() > deadline) throw new Error(`fake agent did not start in ${dir}`);
-  return JSON.parse(readFileSync(file, 'utf8')) as Started;
+/** What the fake agent recorded: it writes started.json (and its log line) before its ready line, which `started()` awaits. */
+async function started(compute: LocalCompute, computeId: string): Promise<Started> {
+  await compute.started(computeId, AbortSignal.timeout(30_000));
+  return JSON.parse(readFileSync(join(compute.amphoraDir(parseComputeId(computeId)), 'started.json'), 'utf8')) as Started;
 }
 
 const alive = (pid: number) => leaderRunning({ pid, startTime: null });
@@ -100,7 +106,7 @@ test('boot writes agent.json and the 0600 secrets, and starts the agent detached
   for (const f of ['agent.json', 'server.pem', 'server.key', 'client-ca.pem']) assert.equal(mode(join(dir, f)), 0o600, f);
   assert.equal(mode(dir), 0o700);
 
-  const run = await started(dir);
+  const run = await started(compute, computeId);
   assert.deepEqual(run.argv, ['--dir', dir, '--ready-fd', '3']);
   assert.equal(run.cwd, dir);
   assert.deepEqual(run.env, ['PATH'], 'none of the controller environment leaks into the amphora');
@@ -110,17 +116,15 @@ test('boot writes agent.json and the 0600 secrets, and starts the agent detached
   assert.equal(pgrpOf(run.child), pid, "its HAProxy stand-in is in the agent's group");
   assert.equal(await compute.status(computeId), 'running');
   assert.deepEqual(await compute.list(), [{ computeId, amphoraId: AMPHORA_ID }]);
-  // The stand-in prints after writing started.json: give a loaded machine a bounded moment.
-  const log = () => readFileSync(join(dir, 'agent.log'), 'utf8');
-  for (let i = 0; i < 100 && !/fake agent up/.test(log()); i++) await sleep(50);
-  assert.match(log(), /fake agent up/);
+  // Printed before the ready line, to a file (which Node writes synchronously).
+  assert.match(readFileSync(join(dir, 'agent.log'), 'utf8'), /fake agent up/);
 });
 
 test('delete stops the whole group and removes the directory', async (t) => {
   const { compute } = setup(t);
   const s = spec(compute);
   const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
-  const run = await started(s.dir);
+  const run = await started(compute, computeId);
   const { pid } = pidRecord(s.dir);
   await compute.delete(computeId);
   assert.ok(!alive(pid), 'agent stopped');
@@ -135,7 +139,7 @@ test('amphorae outlive the driver instance: a new one (a restarted controller) f
   const { root, compute } = setup(t);
   const s = spec(compute);
   const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
-  await started(s.dir);
+  await started(compute, computeId);
   const restarted = new LocalCompute(join(root, 'amphorae'));
   assert.equal(await restarted.status(computeId), 'running');
   assert.deepEqual(await restarted.list(), [{ computeId, amphoraId: AMPHORA_ID }]);
@@ -144,22 +148,24 @@ test('amphorae outlive the driver instance: a new one (a restarted controller) f
 });
 
 test('processes that ignore SIGTERM are killed after the grace period', async (t) => {
-  const { compute } = setup(t, ['--ignore-term'], 300);
+  const termNoted = join(mkdtempSync(join(tmpdir(), 'ostia-term-')), 'term');
+  t.after(() => rmSync(dirname(termNoted), { recursive: true, force: true }));
+  // The grace is the agent's time to note the SIGTERM (outliving it) before the SIGKILL, however loaded the machine.
+  const { compute } = setup(t, ['--ignore-term', termNoted], 2_000);
   const s = spec(compute);
   const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
-  const run = await started(s.dir);
+  const run = await started(compute, computeId);
   const { pid } = pidRecord(s.dir);
-  const t0 = Date.now();
   await compute.delete(computeId);
-  assert.ok(Date.now() - t0 >= 300, `killed after ${Date.now() - t0} ms, before the grace period`);
+  assert.equal(readFileSync(termNoted, 'utf8'), 'SIGTERM', 'asked to stop first, and outlived it');
   assert.ok(!alive(pid) && !alive(run.child));
 });
 
 test('booting a running amphora again returns its id without starting a second one', async (t) => {
   const { compute } = setup(t);
   const s = spec(compute);
-  await compute.boot(s, AbortSignal.timeout(10_000));
-  await started(s.dir);
+  const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
+  await started(compute, computeId);
   const first = pidRecord(s.dir);
   assert.equal(await compute.boot(s, AbortSignal.timeout(10_000)), `local:${AMPHORA_ID}`);
   assert.deepEqual(pidRecord(s.dir), first);
@@ -169,7 +175,7 @@ test('a crashed agent: stopped, and its orphaned child is cleaned up by delete (
   const { compute } = setup(t);
   const s = spec(compute);
   const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
-  const run = await started(s.dir);
+  const run = await started(compute, computeId);
   process.kill(pidRecord(s.dir).pid, 'SIGKILL');
   for (const deadline = Date.now() + 5_000; alive(pidRecord(s.dir).pid) && Date.now() < deadline; ) await sleep(20);
   assert.equal(await compute.status(computeId), 'stopped');
@@ -177,7 +183,7 @@ test('a crashed agent: stopped, and its orphaned child is cleaned up by delete (
   rmSync(join(s.dir, 'started.json'));
   await compute.boot(s, AbortSignal.timeout(10_000));
   assert.ok(!alive(run.child), 're-boot cleared the old group first');
-  const second = await started(s.dir);
+  const second = await started(compute, computeId);
   await compute.delete(computeId);
   assert.ok(!alive(second.child));
 });
@@ -186,7 +192,7 @@ test('a group spawned but never recorded (the controller died in between) is fou
   const { compute } = setup(t);
   const s = spec(compute);
   const computeId = await compute.boot(s, AbortSignal.timeout(10_000));
-  const run = await started(s.dir);
+  const run = await started(compute, computeId);
   const { pid } = pidRecord(s.dir);
   rmSync(join(s.dir, 'agent.pid'));
   // A re-boot must not leave the unrecorded group beside the new one.
@@ -203,12 +209,12 @@ test('a group spawned but never recorded (the controller died in between) is fou
 test('a pid file whose pid now belongs to another process is not signalled', async (t) => {
   const { compute } = setup(t);
   const dir = compute.amphoraDir(OTHER_ID);
-  await compute.boot(spec(compute, OTHER_ID), AbortSignal.timeout(10_000));
-  await started(dir);
+  const computeId = await compute.boot(spec(compute, OTHER_ID), AbortSignal.timeout(10_000));
+  await started(compute, computeId);
   await compute.delete(`local:${OTHER_ID}`);
   // Pretend the machine rebooted and our own (test) process got the recorded pid.
   await compute.boot(spec(compute, OTHER_ID), AbortSignal.timeout(10_000));
-  await started(dir);
+  await started(compute, computeId);
   const real = pidRecord(dir);
   t.after(() => {
     try {
