@@ -15,6 +15,7 @@ import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
 import { collectBodies, eventually, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
+import { madeOnce } from './support/made-once.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -32,15 +33,34 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   let configDir: string;
   const backends: Backend[] = [];
   const listenerPort = randomPort();
-  let lb: Obj;
-  let vip: string;
-  let poolId: string;
-  const members: Record<string, Obj> = {};
 
   const show = (cloud: string, args: string[]) => cli.json<Obj>(cloud, args);
   const amphoraRoot = () => join(ostia.dataDir, 'amphorae');
 
+  /**
+   * The load balancer, a listener, a pool of both backends and a health monitor, as the CLI
+   * printed them; built once, by whichever test asks first.
+   */
+  const built = madeOnce(async () => {
+    const lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'amp-e2e', '--provider', 'amphora', '--vip-subnet-id', 'public-subnet', '--wait']);
+    const listener = await show(DEMO, ['loadbalancer', 'listener', 'create', String(lb.id), '--name', 'web', '--protocol', 'HTTP', '--protocol-port', String(listenerPort), '--wait']);
+    const pool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', String(listener.id), '--name', 'web-pool', '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--wait']);
+    const members: Record<string, Obj> = {};
+    for (const b of backends) members[b.name] = await show(DEMO, ['loadbalancer', 'member', 'create', String(pool.id), '--name', b.name, '--subnet-id', 'private-subnet', '--address', b.address, '--protocol-port', String(b.port), '--wait']);
+    const hm = await show(DEMO, ['loadbalancer', 'healthmonitor', 'create', String(pool.id), '--name', 'web-hm', '--type', 'HTTP', '--delay', '1', '--timeout', '1', '--max-retries', '1', '--wait']);
+    return { lb, vip: String(lb.vip_address), listener, pool, poolId: String(pool.id), members, hm };
+  });
+  /** backend-b stopped, its member ERROR: made once, by whichever test needs it. */
+  const backendBStopped = madeOnce(async () => {
+    const { members } = await built();
+    const stopped = backends[1]!;
+    await stopped.close();
+    const id = String(members[stopped.name]!.id);
+    await eventually(async () => (await memberStatuses())[id] === 'ERROR', 'the stopped member to be ERROR', 30_000, 1_000);
+  });
+
   async function memberStatuses(): Promise<Record<string, string>> {
+    const { lb } = await built();
     // `status show` always prints JSON, without -f.
     const tree = JSON.parse((await cli.ok(DEMO, ['loadbalancer', 'status', 'show', String(lb.id)])).stdout) as StatusTree;
     const found: Record<string, string> = {};
@@ -49,6 +69,7 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   }
 
   async function amphoraeOfLb(): Promise<Obj[]> {
+    const { lb } = await built();
     return (await cli.json<Obj[]>(ADMIN, ['loadbalancer', 'amphora', 'list', '--loadbalancer', String(lb.id)])).filter((a) => a.status !== 'DELETED');
   }
 
@@ -73,23 +94,13 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   });
 
   it('builds an amphora load balancer that spreads requests over both members', { timeout: 180_000 }, async () => {
-    lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'amp-e2e', '--provider', 'amphora', '--vip-subnet-id', 'public-subnet', '--wait']);
+    const { lb, vip, listener, pool, members, hm } = await built();
     assert.equal(lb.provisioning_status, 'ACTIVE');
     assert.equal(lb.provider, 'amphora');
-    vip = String(lb.vip_address);
     assert.match(vip, /^127\.16\./);
-
-    const listener = await show(DEMO, ['loadbalancer', 'listener', 'create', String(lb.id), '--name', 'web', '--protocol', 'HTTP', '--protocol-port', String(listenerPort), '--wait']);
     assert.equal(listener.provisioning_status, 'ACTIVE');
-    const pool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', String(listener.id), '--name', 'web-pool', '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--wait']);
     assert.equal(pool.provisioning_status, 'ACTIVE');
-    poolId = String(pool.id);
-    for (const b of backends) {
-      const m = await show(DEMO, ['loadbalancer', 'member', 'create', String(pool.id), '--name', b.name, '--subnet-id', 'private-subnet', '--address', b.address, '--protocol-port', String(b.port), '--wait']);
-      assert.equal(m.provisioning_status, 'ACTIVE');
-      members[b.name] = m;
-    }
-    const hm = await show(DEMO, ['loadbalancer', 'healthmonitor', 'create', String(pool.id), '--name', 'web-hm', '--type', 'HTTP', '--delay', '1', '--timeout', '1', '--max-retries', '1', '--wait']);
+    for (const b of backends) assert.equal(members[b.name]!.provisioning_status, 'ACTIVE');
     assert.equal(hm.provisioning_status, 'ACTIVE');
 
     const bodies = await collectBodies(vip, listenerPort, 8);
@@ -100,6 +111,7 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   });
 
   it('stops sending to a disabled member, which the status tree reports OFFLINE', { timeout: 90_000 }, async () => {
+    const { vip, poolId, members } = await built();
     const disabled = members['backend-b']!;
     await cli.ok(DEMO, ['loadbalancer', 'member', 'set', poolId, String(disabled.id), '--disable', '--wait']);
     const bodies = await collectBodies(vip, listenerPort, 6);
@@ -110,14 +122,14 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   });
 
   it('marks a member whose backend stopped ERROR and sends only to the other', { timeout: 90_000 }, async () => {
-    const stopped = backends[1]!;
-    await stopped.close();
-    const id = String(members[stopped.name]!.id);
-    await eventually(async () => (await memberStatuses())[id] === 'ERROR', 'the stopped member to be ERROR', 30_000, 1_000);
+    const { vip } = await built();
+    await backendBStopped();
     assert.deepEqual(await collectBodies(vip, listenerPort, 6), Array(6).fill('backend-a'));
   });
 
   it('replaces an amphora whose processes were killed, with no API call', { timeout: 90_000 }, async () => {
+    const { vip } = await built();
+    await backendBStopped();
     const [old] = await amphoraeOfLb();
     const dir = join(amphoraRoot(), String(old!.id));
     const leader = (JSON.parse(readFileSync(join(dir, 'agent.pid'), 'utf8')) as { pid: number }).pid;
@@ -137,6 +149,7 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
   });
 
   it('cascade-deletes the load balancer and leaves no amphora process', { timeout: 90_000 }, async () => {
+    const { lb, vip } = await built();
     await cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', String(lb.id)]);
     assert.match(await cli.fails(DEMO, ['loadbalancer', 'show', String(lb.id)]), /Unable to locate|not found/i);
     await eventually(() => processesUnder(amphoraRoot()).length === 0, 'no process under the amphorae directory', 10_000, 200);

@@ -2,13 +2,16 @@
  * End to end with the real `openstack` CLI (python-openstackclient 6 + octaviaclient 3.1)
  * against a real `ostia up`: every resource type through create/list/show/set/unset/delete,
  * as admin, as members of two projects and as a reader. Independent lifecycles run side by
- * side (each CLI call is a ~1 s Python start-up); steps within one lifecycle run in order.
+ * side (each CLI call is a ~1 s Python start-up); steps within one lifecycle run in order, each
+ * awaiting the resources it uses (made once, by whichever step asks first), so a step that fails
+ * leaves the next ones their setup.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
 import { OpenstackCli, waitActive } from './support/openstack-cli.js';
+import { madeOnce } from './support/made-once.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -68,11 +71,14 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
   });
 
   describe('load balancer lifecycle as admin', { concurrency: 1 }, () => {
-    let a: Obj;
-    let b: Obj;
+    const created = madeOnce(async () => {
+      const a = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-a', '--description', 'first', '--vip-subnet-id', 'public-subnet', '--tag', 'blue', '--tag', 'red', '--wait']);
+      const b = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-b', '--vip-subnet-id', subnets['public-subnet']!, '--disable', '--wait']);
+      return { a, b };
+    });
 
     it('creates with --wait by subnet name and by subnet id', async () => {
-      a = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-a', '--description', 'first', '--vip-subnet-id', 'public-subnet', '--tag', 'blue', '--tag', 'red', '--wait']);
+      const { a, b } = await created();
       assert.equal(a.name, 'cli-lb-a');
       assert.equal(a.description, 'first');
       assert.equal(a.provisioning_status, 'ACTIVE');
@@ -88,7 +94,6 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
       assert.equal(a.flavor_id, null);
       assert.equal(a.availability_zone, null);
 
-      b = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-b', '--vip-subnet-id', subnets['public-subnet']!, '--disable', '--wait']);
       assert.equal(b.provisioning_status, 'ACTIVE');
       assert.equal(b.admin_state_up, false);
       assert.equal(b.vip_subnet_id, subnets['public-subnet']);
@@ -98,6 +103,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('lists with --name, --provisioning-status, --enable/--disable and tag filters', async () => {
+      const { a, b } = await created();
       const byName = await list(ADMIN, ['loadbalancer', 'list', '--name', 'cli-lb-a']);
       assert.equal(byName.length, 1);
       assert.deepEqual(Object.keys(byName[0]!).sort(), ['id', 'name', 'operating_status', 'project_id', 'provider', 'provisioning_status', 'vip_address']);
@@ -121,6 +127,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('shows by name and by id with the same fields', async () => {
+      const { a } = await created();
       const byName = await show(ADMIN, ['loadbalancer', 'show', 'cli-lb-a']);
       const byId = await show(ADMIN, ['loadbalancer', 'show', String(a.id)]);
       assert.deepEqual(byName, byId);
@@ -130,39 +137,43 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('sets and unsets name, description, admin state and tags', async () => {
-      await cli.ok(ADMIN, ['loadbalancer', 'set', 'cli-lb-a', '--name', 'cli-lb-a2', '--description', 'changed', '--tag', 'green', '--disable', '--wait']);
-      let lb = await show(ADMIN, ['loadbalancer', 'show', String(a.id)]);
-      assert.equal(lb.name, 'cli-lb-a2');
+      // A load balancer of its own, so the filters and names the other steps check stay as they made them.
+      const c = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-c', '--description', 'first', '--vip-subnet-id', 'public-subnet', '--tag', 'cyan', '--tag', 'magenta', '--wait']);
+      await cli.ok(ADMIN, ['loadbalancer', 'set', 'cli-lb-c', '--name', 'cli-lb-c2', '--description', 'changed', '--tag', 'yellow', '--disable', '--wait']);
+      let lb = await show(ADMIN, ['loadbalancer', 'show', String(c.id)]);
+      assert.equal(lb.name, 'cli-lb-c2');
       assert.equal(lb.description, 'changed');
       assert.equal(lb.admin_state_up, false);
       assert.equal(lb.provisioning_status, 'ACTIVE');
-      assert.deepEqual(lines(lb.tags), ['blue', 'green', 'red']);
+      assert.deepEqual(lines(lb.tags), ['cyan', 'magenta', 'yellow']);
       assert.match(String(lb.updated_at), TIMESTAMP);
 
-      await cli.ok(ADMIN, ['loadbalancer', 'set', 'cli-lb-a2', '--no-tag', '--tag', 'only', '--enable', '--wait']);
-      lb = await show(ADMIN, ['loadbalancer', 'show', 'cli-lb-a2']);
+      await cli.ok(ADMIN, ['loadbalancer', 'set', 'cli-lb-c2', '--no-tag', '--tag', 'only', '--enable', '--wait']);
+      lb = await show(ADMIN, ['loadbalancer', 'show', 'cli-lb-c2']);
       assert.deepEqual(lines(lb.tags), ['only']);
       assert.equal(lb.admin_state_up, true);
 
-      await cli.ok(ADMIN, ['loadbalancer', 'unset', 'cli-lb-a2', '--description', '--all-tag', '--wait']);
-      lb = await show(ADMIN, ['loadbalancer', 'show', 'cli-lb-a2']);
+      await cli.ok(ADMIN, ['loadbalancer', 'unset', 'cli-lb-c2', '--description', '--all-tag', '--wait']);
+      lb = await show(ADMIN, ['loadbalancer', 'show', 'cli-lb-c2']);
       assert.equal(lb.description, '');
       assert.deepEqual(lines(lb.tags), []);
-      assert.equal(lb.name, 'cli-lb-a2');
+      assert.equal(lb.name, 'cli-lb-c2');
     });
 
     it('shows stats and the status tree', async () => {
-      const stats = await show(ADMIN, ['loadbalancer', 'stats', 'show', 'cli-lb-a2']);
+      const { a } = await created();
+      const stats = await show(ADMIN, ['loadbalancer', 'stats', 'show', 'cli-lb-a']);
       assert.deepEqual(stats, { active_connections: 0, bytes_in: 0, bytes_out: 0, request_errors: 0, total_connections: 0 });
       // `status show` is not a formatter command: it always prints the tree as JSON.
-      const tree = JSON.parse((await cli.ok(ADMIN, ['loadbalancer', 'status', 'show', 'cli-lb-a2'])).stdout) as { loadbalancer: Obj };
+      const tree = JSON.parse((await cli.ok(ADMIN, ['loadbalancer', 'status', 'show', 'cli-lb-a'])).stdout) as { loadbalancer: Obj };
       assert.equal(tree.loadbalancer.id, a.id);
-      assert.equal(tree.loadbalancer.name, 'cli-lb-a2');
+      assert.equal(tree.loadbalancer.name, 'cli-lb-a');
       assert.equal(tree.loadbalancer.provisioning_status, 'ACTIVE');
       assert.deepEqual(tree.loadbalancer.listeners, []);
     });
 
     it('deletes with --wait, after which show reports it missing', async () => {
+      const { a, b } = await created();
       await cli.ok(ADMIN, ['loadbalancer', 'delete', 'cli-lb-b', '--wait']);
       assert.match(await cli.fails(ADMIN, ['loadbalancer', 'show', String(b.id)]), /Unable to locate|not found/i);
       await cli.ok(ADMIN, ['loadbalancer', 'delete', String(a.id), '--wait']);
@@ -172,18 +183,43 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
   });
 
   describe('listener, pool, member, health monitor, L7 lifecycle as a project member', { concurrency: 1 }, () => {
-    let lb: Obj;
-    let listener: Obj;
-    let pool: Obj;
-    let m1: Obj;
-    let hm: Obj;
-    let policy: Obj;
-    let rule: Obj;
+    const treeLb = madeOnce(async () => {
+      const lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'cli-tree', '--vip-subnet-id', 'public-subnet', '--wait']);
+      const listener = await show(DEMO, ['loadbalancer', 'listener', 'create', 'cli-tree', '--name', 'web', '--protocol', 'HTTP', '--protocol-port', '80', '--insert-headers', 'X-Forwarded-For=true', '--tag', 'edge', '--wait']);
+      return { lb, listener };
+    });
+    const pool1 = madeOnce(async () => {
+      await treeLb();
+      return show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', 'web', '--name', 'pool1', '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--session-persistence', 'type=APP_COOKIE,cookie_name=sess', '--wait']);
+    });
+    const members = madeOnce(async () => {
+      await pool1();
+      const m1 = await show(DEMO, ['loadbalancer', 'member', 'create', 'pool1', '--name', 'm1', '--address', '127.32.0.21', '--protocol-port', '8080', '--subnet-id', 'private-subnet', '--weight', '5', '--wait']);
+      const m2 = await show(DEMO, ['loadbalancer', 'member', 'create', 'pool1', '--name', 'm2', '--address', '127.32.0.22', '--protocol-port', '8080', '--wait']);
+      return { m1, m2 };
+    });
+    const monitor = madeOnce(async () => {
+      await pool1();
+      return show(DEMO, ['loadbalancer', 'healthmonitor', 'create', 'pool1', '--name', 'hm1', '--delay', '5', '--timeout', '3', '--max-retries', '2', '--type', 'HTTP', '--url-path', '/healthz', '--expected-codes', '200,204', '--wait']);
+    });
+    const policy1 = madeOnce(async () => {
+      await treeLb();
+      return show(DEMO, ['loadbalancer', 'l7policy', 'create', 'web', '--name', 'pol1', '--action', 'REDIRECT_TO_URL', '--redirect-url', 'http://example.com/', '--wait']);
+    });
+    /** The rule as `l7rule create` printed it. */
+    const rule1 = madeOnce(async () => {
+      const { lb } = await treeLb();
+      await policy1();
+      // octaviaclient 3.1's `l7rule create --wait` re-reads the rule with policy and rule ids
+      // swapped (GET /l7policies/<rule>/rules/<policy> → 404), so wait here instead.
+      const rule = await show(DEMO, ['loadbalancer', 'l7rule', 'create', 'pol1', '--type', 'PATH', '--compare-type', 'STARTS_WITH', '--value', '/api']);
+      await waitActive(cli, DEMO, String(lb.id));
+      return rule;
+    });
 
     it('creates the load balancer and an HTTP listener', async () => {
-      lb = await show(DEMO, ['loadbalancer', 'create', '--name', 'cli-tree', '--vip-subnet-id', 'public-subnet', '--wait']);
+      const { lb, listener } = await treeLb();
       assert.equal(lb.provisioning_status, 'ACTIVE');
-      listener = await show(DEMO, ['loadbalancer', 'listener', 'create', 'cli-tree', '--name', 'web', '--protocol', 'HTTP', '--protocol-port', '80', '--insert-headers', 'X-Forwarded-For=true', '--tag', 'edge', '--wait']);
       assert.equal(listener.name, 'web');
       assert.equal(listener.protocol, 'HTTP');
       assert.equal(listener.protocol_port, 80);
@@ -201,6 +237,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('lists, shows, sets and unsets the listener', async () => {
+      const { listener } = await treeLb();
       const rows = await list(DEMO, ['loadbalancer', 'listener', 'list', '--loadbalancer', 'cli-tree']);
       assert.deepEqual(rows.map((r) => [r.id, r.name, r.protocol, r.protocol_port, r.admin_state_up]), [[listener.id, 'web', 'HTTP', 80, true]]);
       assert.deepEqual(await list(DEMO, ['loadbalancer', 'listener', 'list', '--tags', 'nope']), []);
@@ -221,7 +258,8 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('creates a pool as the listener default and changes it', async () => {
-      pool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', 'web', '--name', 'pool1', '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--session-persistence', 'type=APP_COOKIE,cookie_name=sess', '--wait']);
+      const { lb, listener } = await treeLb();
+      const pool = await pool1();
       assert.equal(pool.name, 'pool1');
       assert.equal(pool.protocol, 'HTTP');
       assert.equal(pool.lb_algorithm, 'ROUND_ROBIN');
@@ -253,7 +291,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('creates, lists, sets and unsets members', async () => {
-      m1 = await show(DEMO, ['loadbalancer', 'member', 'create', 'pool1', '--name', 'm1', '--address', '127.32.0.21', '--protocol-port', '8080', '--subnet-id', 'private-subnet', '--weight', '5', '--wait']);
+      const { m1, m2 } = await members();
       assert.equal(m1.name, 'm1');
       assert.equal(m1.address, '127.32.0.21');
       assert.equal(m1.protocol_port, 8080);
@@ -263,7 +301,6 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
       assert.equal(m1.operating_status, 'NO_MONITOR');
       assert.equal(m1.provisioning_status, 'ACTIVE');
       assert.equal(m1.monitor_address, null);
-      const m2 = await show(DEMO, ['loadbalancer', 'member', 'create', 'pool1', '--name', 'm2', '--address', '127.32.0.22', '--protocol-port', '8080', '--wait']);
       assert.equal(m2.weight, 1);
       assert.equal(m2.subnet_id, null);
 
@@ -286,7 +323,8 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('creates, sets and unsets a health monitor', async () => {
-      hm = await show(DEMO, ['loadbalancer', 'healthmonitor', 'create', 'pool1', '--name', 'hm1', '--delay', '5', '--timeout', '3', '--max-retries', '2', '--type', 'HTTP', '--url-path', '/healthz', '--expected-codes', '200,204', '--wait']);
+      const pool = await pool1();
+      const hm = await monitor();
       assert.equal(hm.name, 'hm1');
       assert.equal(hm.type, 'HTTP');
       assert.equal(hm.delay, 5);
@@ -316,7 +354,9 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('creates, sets and unsets an L7 policy and rule', async () => {
-      policy = await show(DEMO, ['loadbalancer', 'l7policy', 'create', 'web', '--name', 'pol1', '--action', 'REDIRECT_TO_URL', '--redirect-url', 'http://example.com/', '--wait']);
+      const { listener } = await treeLb();
+      const pool = await pool1();
+      const policy = await policy1();
       assert.equal(policy.action, 'REDIRECT_TO_URL');
       assert.equal(policy.redirect_url, 'http://example.com/');
       assert.equal(policy.redirect_http_code, 302);
@@ -337,12 +377,9 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
       p = await show(DEMO, ['loadbalancer', 'l7policy', 'show', String(policy.id)]);
       assert.equal(p.description, '');
 
-      // octaviaclient 3.1's `l7rule create --wait` re-reads the rule with policy and rule ids
-      // swapped (GET /l7policies/<rule>/rules/<policy> → 404), so wait here instead.
-      rule = await show(DEMO, ['loadbalancer', 'l7rule', 'create', 'pol1', '--type', 'PATH', '--compare-type', 'STARTS_WITH', '--value', '/api']);
-      assert.equal(rule.provisioning_status, 'PENDING_CREATE');
-      await waitActive(cli, DEMO, String(lb.id));
-      rule = await show(DEMO, ['loadbalancer', 'l7rule', 'show', 'pol1', String(rule.id)]);
+      const created = await rule1();
+      assert.equal(created.provisioning_status, 'PENDING_CREATE');
+      const rule = await show(DEMO, ['loadbalancer', 'l7rule', 'show', 'pol1', String(created.id)]);
       assert.equal(rule.type, 'PATH');
       assert.equal(rule.compare_type, 'STARTS_WITH');
       assert.equal(rule.value, '/api');
@@ -362,6 +399,10 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('shows the status tree and listener stats', async () => {
+      const { lb, listener } = await treeLb();
+      const pool = await pool1();
+      await members();
+      const hm = await monitor();
       const out = (await cli.ok(DEMO, ['loadbalancer', 'status', 'show', 'cli-tree'])).stdout;
       const tree = (JSON.parse(out) as { loadbalancer: { id: string; listeners: Array<Obj & { pools: Array<Obj & { members: Obj[]; health_monitor: Obj }> }> } }).loadbalancer;
       assert.equal(tree.id, lb.id);
@@ -381,6 +422,9 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('deletes children one by one with --wait', async () => {
+      const rule = await rule1();
+      const { m1 } = await members();
+      await monitor();
       await cli.ok(DEMO, ['loadbalancer', 'l7rule', 'delete', 'pol1', String(rule.id), '--wait']);
       assert.deepEqual(await list(DEMO, ['loadbalancer', 'l7rule', 'list', 'pol1']), []);
       await cli.ok(DEMO, ['loadbalancer', 'l7policy', 'delete', 'pol1', '--wait']);
@@ -393,6 +437,8 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('refuses a plain delete of a load balancer with children, then cascades', async () => {
+      const { lb, listener } = await treeLb();
+      await members();
       const refusal = await cli.fails(DEMO, ['loadbalancer', 'delete', 'cli-tree']);
       assert.match(refusal, new RegExp(`Validation failure: Cannot delete Load Balancer ${lb.id} - it has children \\(HTTP 400\\)`));
       await cli.ok(DEMO, ['loadbalancer', 'delete', 'cli-tree', '--cascade', '--wait']);
@@ -403,20 +449,23 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
   });
 
   describe('project isolation and quotas between demo, alt and a reader', { concurrency: 1 }, () => {
-    let demoLb: Obj;
-    let altLb: Obj;
-
-    it('each member creates a load balancer in its own project', async () => {
-      [demoLb, altLb] = await Promise.all([
+    const ownLbs = madeOnce(async () => {
+      const [demoLb, altLb] = await Promise.all([
         show(DEMO, ['loadbalancer', 'create', '--name', 'demo-private', '--vip-subnet-id', 'public-subnet', '--wait']),
         show(ALT, ['loadbalancer', 'create', '--name', 'alt-own', '--vip-subnet-id', 'public-subnet', '--wait']),
       ]);
+      return { demoLb: demoLb!, altLb: altLb! };
+    });
+
+    it('each member creates a load balancer in its own project', async () => {
+      const { demoLb, altLb } = await ownLbs();
       assert.equal(demoLb.provisioning_status, 'ACTIVE');
       assert.equal(altLb.provisioning_status, 'ACTIVE');
       assert.notEqual(demoLb.project_id, altLb.project_id);
     });
 
     it('alt neither sees nor changes demo\'s load balancer', async () => {
+      const { demoLb, altLb } = await ownLbs();
       const altSees = (await list(ALT, ['loadbalancer', 'list'])).map((r) => r.id);
       assert.ok(altSees.includes(altLb.id));
       assert.ok(!altSees.includes(demoLb.id));
@@ -444,6 +493,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('alt listing with --project demo gets the 403 it gets from a real cloud', async () => {
+      const { demoLb } = await ownLbs();
       // osc resolves --project through Keystone first; real Keystone answers a member's look-up
       // of another project with 403, on which osc falls back to the literal id, so the request
       // reaches the load-balancer API and its 403 is what the user sees.
@@ -451,6 +501,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('the reader of demo reads but cannot create', async () => {
+      const { demoLb, altLb } = await ownLbs();
       const readerSees = (await list(READER, ['loadbalancer', 'list'])).map((r) => r.id);
       assert.ok(readerSees.includes(demoLb.id) && !readerSees.includes(altLb.id));
       assert.equal((await show(READER, ['loadbalancer', 'show', 'demo-private'])).id, demoLb.id);
@@ -459,6 +510,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('admin sees both projects', async () => {
+      const { demoLb, altLb } = await ownLbs();
       const adminSees = (await list(ADMIN, ['loadbalancer', 'list'])).map((r) => r.id);
       assert.ok(adminSees.includes(demoLb.id) && adminSees.includes(altLb.id));
       const onlyAlt = (await list(ADMIN, ['loadbalancer', 'list', '--project', String(altLb.project_id)])).map((r) => r.id);
@@ -466,6 +518,8 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('a quota set by admin is enforced on alt and reset afterwards', async () => {
+      const { altLb } = await ownLbs();
+      // alt owns one load balancer already: the quota of one is met.
       const set = await show(ADMIN, ['loadbalancer', 'quota', 'set', '--loadbalancer', '1', '--listener', '7', 'alt']);
       assert.equal(set.load_balancer, 1);
       assert.equal(set.listener, 7);
@@ -490,6 +544,7 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
     });
 
     it('owners delete their own load balancers', async () => {
+      const { demoLb, altLb } = await ownLbs();
       await Promise.all([
         cli.ok(DEMO, ['loadbalancer', 'delete', 'demo-private', '--wait']),
         cli.ok(ALT, ['loadbalancer', 'delete', 'alt-own', '--wait']),
