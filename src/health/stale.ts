@@ -13,7 +13,7 @@ import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { enqueue } from '../controller/jobs.js';
-import { lockLoadBalancer } from '../api/locks.js';
+import { lockLoadBalancer } from '../db/lb-lock.js';
 import { ApiError, apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
 import { failoverMemories, nextFailoverAt } from '../controller/failover-memory.js';

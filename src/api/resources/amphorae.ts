@@ -12,9 +12,9 @@ import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import type { Operation } from '../../providers/driver.js';
 import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind, type ListSpec } from '../listing.js';
-import { lockForChildChange } from '../locks.js';
+import { lockForChildChange } from '../../db/lb-lock.js';
 import { amphoraView } from '../views/amphora.js';
-import { amphoraStats } from '../../health/stats.js';
+import { amphoraStats } from '../views/stats.js';
 import { change } from '../change.js';
 
 const column = (name: keyof AmphoraTable, kind: AttrKind = 'string') => ({ column: name, kind });

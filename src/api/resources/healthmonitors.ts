@@ -22,7 +22,7 @@ import { enqueue } from '../../controller/jobs.js';
 import { listOwned, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { writeTags } from '../tags.js';
-import { lockPoolForChildChange, markPending } from '../locks.js';
+import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { change } from '../change.js';
 

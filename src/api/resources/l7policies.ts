@@ -17,7 +17,7 @@ import { enqueue } from '../../controller/jobs.js';
 import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { renderL7Policies, type L7PolicyRow } from '../views/l7policy.js';
 import { writeTags } from '../tags.js';
-import { lockForChildChange, markPending } from '../locks.js';
+import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { prepareL7Rule, writeL7Rule } from './l7rules.js';
 import { change } from '../change.js';

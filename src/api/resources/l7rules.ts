@@ -16,7 +16,7 @@ import { enqueue } from '../../controller/jobs.js';
 import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
 import { renderL7Rules, type L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
-import { lockForChildChange, markPending, requireActive } from '../locks.js';
+import { lockForChildChange, markPending, requireActive } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { change } from '../change.js';
 

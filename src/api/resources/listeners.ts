@@ -19,9 +19,9 @@ import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type L
 import { listenerRelations, listenerSpecOf, listenerView, type ListenerRow } from '../views/listener.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
-import { lockForChildChange, markPending } from '../locks.js';
+import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
-import { statsTotals } from '../../health/stats.js';
+import { statsTotals } from '../views/stats.js';
 import { change } from '../change.js';
 import { forCreate, listenerTlsRefs, namesAny, tlsCaller, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import { consumerOf, listenerRefColumns, listenerRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';

@@ -7,7 +7,7 @@ import type { ApiDeps } from '../context.js';
 import { loadBalancerFor } from './loadbalancers.js';
 import { readTrace } from '../../controller/trace.js';
 import { allowed } from '../../identity/policy.js';
-import { statsTotals } from '../../health/stats.js';
+import { statsTotals } from '../views/stats.js';
 import { ServedCertificateRoles, daysToExpiry, expiryWarning } from '../../domain/certificate-expiry.js';
 
 const none = ['-'];

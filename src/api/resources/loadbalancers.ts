@@ -15,7 +15,7 @@ import { enqueue } from '../../controller/jobs.js';
 import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { loadBalancerRelations, loadBalancerView, type LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
-import { lockLoadBalancer } from '../locks.js';
+import { lockLoadBalancer } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import type { SubnetDef } from '../../network/catalog.js';
 import type { ProviderDriver } from '../../providers/driver.js';

@@ -19,7 +19,7 @@ import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from 
 import { memberRelations, memberView, type MemberRow } from '../views/member.js';
 import type { PoolRow } from '../views/pool.js';
 import { writeTags } from '../tags.js';
-import { lockPoolForChildChange, markPending } from '../locks.js';
+import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';

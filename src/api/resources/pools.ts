@@ -17,7 +17,7 @@ import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type L
 import { poolRelations, poolSpecOf, poolView, type PoolRow } from '../views/pool.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
-import { lockForChildChange, markPending, markPoolListenersPending } from '../locks.js';
+import { lockForChildChange, markPending, markPoolListenersPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from './listeners.js';
 import { insertMember } from './members.js';
