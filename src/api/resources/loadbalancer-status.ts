@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
-import { loadBalancerFor } from './loadbalancers.js';
+import { loadBalancerFor } from '../loaders.js';
 import { readTrace } from '../../controller/trace.js';
 import { allowed } from '../../identity/policy.js';
 import { statsTotals } from '../views/stats.js';

@@ -73,4 +73,9 @@ export function poolView(row: PoolRow, rel: PoolRelations) {
   };
 }
 
+export async function renderPools(db: Q, rows: readonly PoolRow[]) {
+  const rel = await poolRelations(db, rows.map((r) => r.id));
+  return rows.map((r) => poolView(r, rel));
+}
+
 export type PoolView = ReturnType<typeof poolView>;
