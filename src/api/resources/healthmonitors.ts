@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { HealthMonitorCreateBody, HealthMonitorUpdateBody } from '../../domain/schemas/healthmonitor.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { listOwned, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
+import { treeAttributes, type ListSpec } from '../listing.js';
+import { treeReadRoutes } from '../read-routes.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { healthMonitorFor, parentPool } from '../loaders.js';
 import { change } from '../change.js';
@@ -34,14 +35,9 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
   const { db } = deps;
   const render = async (row: HealthMonitorRow) => (await renderHealthMonitors(db.kysely, [row]))[0]!;
 
-  app.get('/healthmonitors', async (req) => {
-    const { items, links } = await listOwned(deps, req, 'healthmonitor', healthMonitorList, (rows: HealthMonitorRow[]) => renderHealthMonitors(db.kysely, rows));
-    return { healthmonitors: items, healthmonitors_links: links };
-  });
-
-  app.get<{ Params: { id: string } }>('/healthmonitors/:id', async (req) => {
-    const row = await healthMonitorFor(deps, req.ctx, req.params.id, 'get_one');
-    return { healthmonitor: pickFields(await render(row), fieldsOf(req)) };
+  treeReadRoutes(app, deps, {
+    path: '/healthmonitors', root: 'healthmonitor', list: healthMonitorList, load: healthMonitorFor,
+    render: (rows: HealthMonitorRow[]) => renderHealthMonitors(db.kysely, rows),
   });
 
   app.post('/healthmonitors', { schema: { body: HealthMonitorCreateBody } }, async (req, reply) => {

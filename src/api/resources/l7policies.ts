@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { L7PolicyCreateBody, L7PolicyUpdateBody } from '../../domain/schemas/l7policy.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeReadRoutes } from '../read-routes.js';
 import { renderL7Policies, type L7PolicyRow } from '../views/l7policy.js';
 import { l7PolicyFor, parentListener } from '../loaders.js';
 import { change } from '../change.js';
@@ -30,14 +31,9 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   const { db } = deps;
   const render = async (row: L7PolicyRow) => (await renderL7Policies(db.kysely, [row]))[0]!;
 
-  app.get('/l7policies', async (req) => {
-    const { items, links } = await listOwned(deps, req, 'l7policy', l7PolicyList, (rows: L7PolicyRow[]) => renderL7Policies(db.kysely, rows));
-    return { l7policies: items, l7policies_links: links };
-  });
-
-  app.get<{ Params: { id: string } }>('/l7policies/:id', async (req) => {
-    const row = await l7PolicyFor(deps, req.ctx, req.params.id, 'get_one');
-    return { l7policy: pickFields(await render(row), fieldsOf(req)) };
+  treeReadRoutes(app, deps, {
+    path: '/l7policies', root: 'l7policy', list: l7PolicyList, load: l7PolicyFor,
+    render: (rows: L7PolicyRow[]) => renderL7Policies(db.kysely, rows),
   });
 
   app.post('/l7policies', { schema: { body: L7PolicyCreateBody } }, async (req, reply) => {

@@ -4,7 +4,8 @@ import type { ApiDeps } from '../context.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { ListenerCreateBody, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import { authorize } from '../../identity/policy.js';
-import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeReadRoutes } from '../read-routes.js';
 import { renderListeners, type ListenerRow } from '../views/listener.js';
 import { statsTotals } from '../views/stats.js';
 import { listenerFor, parentLoadBalancer } from '../loaders.js';
@@ -43,15 +44,9 @@ export const listenerList: ListSpec = {
 export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const { db } = deps;
 
-  app.get('/listeners', async (req) => {
-    const { items, links } = await listOwned(deps, req, 'listener', listenerList, (rows: ListenerRow[]) => renderListeners(db.kysely, rows));
-    return { listeners: items, listeners_links: links };
-  });
-
-  app.get<{ Params: { id: string } }>('/listeners/:id', async (req) => {
-    const row = await listenerFor(deps, req.ctx, req.params.id, 'get_one');
-    const [view] = await renderListeners(db.kysely, [row]);
-    return { listener: pickFields(view!, fieldsOf(req)) };
+  treeReadRoutes(app, deps, {
+    path: '/listeners', root: 'listener', list: listenerList, load: listenerFor,
+    render: (rows: ListenerRow[]) => renderListeners(db.kysely, rows),
   });
 
   app.get<{ Params: { id: string } }>('/listeners/:id/stats', async (req) => {

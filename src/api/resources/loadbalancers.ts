@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeReadRoutes } from '../read-routes.js';
 import { renderLoadBalancers, type LoadBalancerRow } from '../views/loadbalancer.js';
 import { renderLoadBalancerTree } from '../views/loadbalancer-tree.js';
 import { loadBalancerFor } from '../loaders.js';
@@ -40,14 +41,9 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
   const { db } = deps;
   const render = async (row: LoadBalancerRow) => (await renderLoadBalancers(db.kysely, [row]))[0]!;
 
-  app.get('/loadbalancers', async (req) => {
-    const { items, links } = await listOwned(deps, req, 'loadbalancer', loadBalancerList, (rows: LoadBalancerRow[]) => renderLoadBalancers(db.kysely, rows));
-    return { loadbalancers: items, loadbalancers_links: links };
-  });
-
-  app.get<{ Params: { id: string } }>('/loadbalancers/:id', async (req) => {
-    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'get_one');
-    return { loadbalancer: pickFields(await render(row), fieldsOf(req)) };
+  treeReadRoutes(app, deps, {
+    path: '/loadbalancers', root: 'loadbalancer', list: loadBalancerList, load: loadBalancerFor,
+    render: (rows: LoadBalancerRow[]) => renderLoadBalancers(db.kysely, rows),
   });
 
   app.post('/loadbalancers', { schema: { body: LoadBalancerCreateBody } }, async (req, reply) => {

@@ -6,7 +6,8 @@ import type { Static } from '../../domain/schema-kit.js';
 import { PoolCreateBody, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { authorize } from '../../identity/policy.js';
-import { listOwned, pickFields, fieldsOf, treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeReadRoutes } from '../read-routes.js';
 import { renderPools, type PoolRow } from '../views/pool.js';
 import { parentLoadBalancer, poolFor } from '../loaders.js';
 import { change } from '../change.js';
@@ -35,15 +36,9 @@ export const poolList: ListSpec = {
 export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const { db } = deps;
 
-  app.get('/pools', async (req) => {
-    const { items, links } = await listOwned(deps, req, 'pool', poolList, (rows: PoolRow[]) => renderPools(db.kysely, rows));
-    return { pools: items, pools_links: links };
-  });
-
-  app.get<{ Params: { id: string } }>('/pools/:id', async (req) => {
-    const row = await poolFor(deps, req.ctx, req.params.id, 'get_one');
-    const [view] = await renderPools(db.kysely, [row]);
-    return { pool: pickFields(view!, fieldsOf(req)) };
+  treeReadRoutes(app, deps, {
+    path: '/pools', root: 'pool', list: poolList, load: poolFor,
+    render: (rows: PoolRow[]) => renderPools(db.kysely, rows),
   });
 
   app.post('/pools', { schema: { body: PoolCreateBody } }, async (req, reply) => {
