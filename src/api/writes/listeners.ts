@@ -8,7 +8,7 @@ import { timestamp } from '../../domain/time.js';
 import type { Static } from '../../domain/schema-kit.js';
 import type { ListenerInput, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import {
-  adminStateOf, assertPoolProtocolAllowed, assertPortFree, listenerSpecForCreate, listenerSpecForUpdate,
+  assertPoolProtocolAllowed, assertPortFree, listenerSpecForCreate, listenerSpecForUpdate,
   type ListenerEnv, type ListenerSpec,
 } from '../../domain/rules/listener.js';
 import { enqueue } from '../../controller/jobs.js';
@@ -18,9 +18,11 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
+import { namedCreate, namedUpdate } from './named.js';
+import { enqueueTlsUpdate } from './tls-update.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { listenerRefColumns, type TlsChange } from '../../controller/consumers.js';
+import { listenerRefColumns } from '../../controller/consumers.js';
 
 type Trx = Transaction<Database>;
 type CreateInput = Static<typeof ListenerInput>;
@@ -105,9 +107,7 @@ export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
     id: randomUUID(),
     project_id: lb.project_id,
     load_balancer_id: lb.id,
-    name: input.name ?? '',
-    description: input.description ?? '',
-    admin_state_up: adminStateOf(input.admin_state_up, true) ? 1 : 0,
+    ...namedCreate(input),
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
     default_pool_id: defaultPoolId,
@@ -146,9 +146,7 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   const updated: ListenerRow = {
     ...current,
     ...listenerColumns(spec),
-    name: b.name === undefined ? current.name : (b.name ?? ''),
-    description: b.description === undefined ? current.description : (b.description ?? ''),
-    admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up === 1) ? 1 : 0,
+    ...namedUpdate(current, b),
     default_pool_id: b.default_pool_id === undefined ? current.default_pool_id : b.default_pool_id,
     provisioning_status: 'PENDING_UPDATE',
     status_reason: null,
@@ -157,8 +155,7 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));
   await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  const tlsChange: TlsChange | null = touchesListenerRefs(b) ? { kind: 'listener', id, previous: listenerRefColumns(current), requested: listenerRefColumns(updated) } : null;
-  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.update', payload: tlsChange ? { tls_change: tlsChange } : undefined });
+  await enqueueTlsUpdate(trx, lb, touchesListenerRefs(b), { kind: 'listener', id, previous: listenerRefColumns(current), requested: listenerRefColumns(updated) });
   const [view] = await renderListeners(trx, [updated]);
   return { updated, view: view! };
 }

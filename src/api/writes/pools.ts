@@ -8,7 +8,6 @@ import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
 import type { Static } from '../../domain/schema-kit.js';
 import type { PoolCreate, PoolUpdateBody } from '../../domain/schemas/pool.js';
-import { adminStateOf } from '../../domain/rules/listener.js';
 import { poolSpecForCreate, poolSpecForUpdate, type PoolSpec } from '../../domain/rules/pool.js';
 import { enqueue } from '../../controller/jobs.js';
 import { poolSpecOf, renderPools, type PoolRow } from '../views/pool.js';
@@ -19,11 +18,13 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, markPoolListenersPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
+import { namedCreate, namedUpdate } from './named.js';
+import { enqueueTlsUpdate } from './tls-update.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { forCreate, namesAny, poolTlsRefs, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { poolRefColumns, type TlsChange } from '../../controller/consumers.js';
+import { poolRefColumns } from '../../controller/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -90,9 +91,7 @@ export async function insertPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, l
     id: randomUUID(),
     project_id: lb.project_id,
     load_balancer_id: lb.id,
-    name: input.name ?? '',
-    description: input.description ?? '',
-    admin_state_up: adminStateOf(input.admin_state_up, true) ? 1 : 0,
+    ...namedCreate(input),
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
     ...poolColumns(spec),
@@ -130,23 +129,17 @@ export async function createPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, l
   return pool;
 }
 
-/**
- * Applies a PUT body to the pool as stored now (read under the LB lock) and enqueues the job.
- * Returns the pool as written, rendered in the transaction: once committed, the worker may
- * settle the change at once.
- */
+/** As updateListener, for a pool: the listeners it serves go PENDING_UPDATE with it. */
 export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: UpdateInput) {
-  const { id } = row;
   await lockForChildChange(trx, row.load_balancer_id);
+  const { id } = row;
   const current = await trx.selectFrom('pool').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = poolSpecForUpdate(poolSpecOf(current), b);
   const updated: PoolRow = {
     ...current,
     ...poolColumns(spec),
-    name: b.name === undefined ? current.name : (b.name ?? ''),
-    description: b.description === undefined ? current.description : (b.description ?? ''),
-    admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up === 1) ? 1 : 0,
+    ...namedUpdate(current, b),
     provisioning_status: 'PENDING_UPDATE',
     updated_at: timestamp(),
   };
@@ -154,8 +147,7 @@ export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: Updat
   await markPoolListenersPending(trx, id);
   await trx.updateTable('pool').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  const tlsChange: TlsChange | null = touchesPoolRefs(b) ? { kind: 'pool', id, previous: poolRefColumns(current), requested: poolRefColumns(updated) } : null;
-  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'pool.update', payload: tlsChange ? { tls_change: tlsChange } : undefined });
+  await enqueueTlsUpdate(trx, lb, touchesPoolRefs(b), { kind: 'pool', id, previous: poolRefColumns(current), requested: poolRefColumns(updated) });
   const [view] = await renderPools(trx, [updated]);
   return { updated, view: view! };
 }
