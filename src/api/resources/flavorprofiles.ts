@@ -13,7 +13,7 @@ import { FlavorProfileCreateBody, FlavorProfileUpdateBody } from '../../domain/s
 import { authorize, type Resource } from '../../identity/policy.js';
 import type { ProviderDriver } from '../../providers/driver.js';
 import type { ListSpec } from '../listing.js';
-import { catalogReadRoutes } from '../read-routes.js';
+import { catalogReadRoutes } from '../shared-routes.js';
 import { flavorProfileView } from '../views/flavor.js';
 
 /** Octavia answers the nil UUID with 404 everywhere: deleted LBs point their flavor at it. */

@@ -12,7 +12,7 @@ import type { TSchema } from '../../domain/schema-kit.js';
 import { FlavorCreateBody, FlavorUpdateBody } from '../../domain/schemas/flavor.js';
 import { authorize, type Resource } from '../../identity/policy.js';
 import type { Attribute, ListSpec } from '../listing.js';
-import { catalogReadRoutes } from '../read-routes.js';
+import { catalogReadRoutes } from '../shared-routes.js';
 import { flavorView } from '../views/flavor.js';
 import { NIL_UUID } from './flavorprofiles.js';
 

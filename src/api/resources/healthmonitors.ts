@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { HealthMonitorCreateBody, HealthMonitorUpdateBody } from '../../domain/schemas/healthmonitor.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { treeAttributes, type ListSpec } from '../listing.js';
-import { treeReadRoutes } from '../read-routes.js';
+import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { healthMonitorFor, parentPool } from '../loaders.js';
 import { change } from '../change.js';
@@ -47,19 +47,14 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
     return reply.code(201).send({ healthmonitor: await render(row) });
   });
 
-  app.put<{ Params: { id: string } }>('/healthmonitors/:id', { schema: { body: HealthMonitorUpdateBody } }, async (req) => {
-    const hm = await healthMonitorFor(deps, req.ctx, req.params.id, 'put');
-    const b = (req.body as Static<typeof HealthMonitorUpdateBody>).healthmonitor;
-    const pool = await parentPool(db.kysely, hm.pool_id);
-    const checked = await checkHealthMonitorUpdate(deps, hm, pool, b);
-    const row = await change(deps, (trx) => updateHealthMonitor(trx, hm, pool, checked, b.tags));
-    return { healthmonitor: await render(row) };
+  treeUpdateRoute(app, deps, {
+    path: '/healthmonitors', root: 'healthmonitor', schema: HealthMonitorUpdateBody, load: healthMonitorFor,
+    update: async (hm, { healthmonitor: b }) => {
+      const pool = await parentPool(db.kysely, hm.pool_id);
+      const checked = await checkHealthMonitorUpdate(deps, hm, pool, b);
+      return render(await change(deps, (trx) => updateHealthMonitor(trx, hm, pool, checked, b.tags)));
+    },
   });
 
-  app.delete<{ Params: { id: string } }>('/healthmonitors/:id', async (req, reply) => {
-    const hm = await healthMonitorFor(deps, req.ctx, req.params.id, 'delete');
-    const pool = await parentPool(db.kysely, hm.pool_id);
-    await change(deps, (trx) => deleteHealthMonitor(trx, hm, pool));
-    return reply.code(204).send();
-  });
+  treeDeleteRoute(app, deps, '/healthmonitors', healthMonitorFor, deleteHealthMonitor);
 };

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { L7PolicyCreateBody, L7PolicyUpdateBody } from '../../domain/schemas/l7policy.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeReadRoutes } from '../read-routes.js';
+import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderL7Policies, type L7PolicyRow } from '../views/l7policy.js';
 import { l7PolicyFor, parentListener } from '../loaders.js';
 import { change } from '../change.js';
@@ -43,19 +43,14 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     return reply.code(201).send({ l7policy: await render(policy) });
   });
 
-  app.put<{ Params: { id: string } }>('/l7policies/:id', { schema: { body: L7PolicyUpdateBody } }, async (req) => {
-    const stored = await l7PolicyFor(deps, req.ctx, req.params.id, 'put');
-    const b = (req.body as Static<typeof L7PolicyUpdateBody>).l7policy;
-    const listener = await parentListener(db.kysely, stored.listener_id);
-    const checked = await checkL7PolicyUpdate(deps, stored, listener, b);
-    const row = await change(deps, (trx) => updateL7Policy(trx, stored, listener, checked, b));
-    return { l7policy: await render(row) };
+  treeUpdateRoute(app, deps, {
+    path: '/l7policies', root: 'l7policy', schema: L7PolicyUpdateBody, load: l7PolicyFor,
+    update: async (stored, { l7policy: b }) => {
+      const listener = await parentListener(db.kysely, stored.listener_id);
+      const checked = await checkL7PolicyUpdate(deps, stored, listener, b);
+      return render(await change(deps, (trx) => updateL7Policy(trx, stored, listener, checked, b)));
+    },
   });
 
-  app.delete<{ Params: { id: string } }>('/l7policies/:id', async (req, reply) => {
-    const stored = await l7PolicyFor(deps, req.ctx, req.params.id, 'delete');
-    const listener = await parentListener(db.kysely, stored.listener_id);
-    await change(deps, (trx) => deleteL7Policy(trx, stored, listener));
-    return reply.code(204).send();
-  });
+  treeDeleteRoute(app, deps, '/l7policies', l7PolicyFor, deleteL7Policy);
 };

@@ -5,14 +5,14 @@ import type { Static } from '../../domain/schema-kit.js';
 import { ListenerCreateBody, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeReadRoutes } from '../read-routes.js';
+import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderListeners, type ListenerRow } from '../views/listener.js';
 import { statsTotals } from '../views/stats.js';
 import { listenerFor, parentLoadBalancer } from '../loaders.js';
 import { change } from '../change.js';
 import { tlsCaller, touchesListenerRefs } from '../tls-refs.js';
 import { createListener, deleteListener, updateListener, verifyListenerUpdateRefs, verifyNewListenerRefs } from '../writes/listeners.js';
-import { consumerOf, listenerRefsInUse, syncConsumers } from '../../controller/consumers.js';
+import { registerListenerRefs } from '../writes/tls-consumers.js';
 
 export const listenerList: ListSpec = {
   table: 'listener',
@@ -60,24 +60,20 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
     authorize(req.ctx, 'listener', 'post', lb.project_id);
     await verifyNewListenerRefs(deps, tlsCaller(req), lb, input);
     const row = await change(deps, (trx) => createListener(deps, trx, lb, input));
-    await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), [], listenerRefsInUse(row));
+    await registerListenerRefs(deps, req.log, row);
     const [view] = await renderListeners(db.kysely, [row]);
     return reply.code(201).send({ listener: view });
   });
 
-  app.put<{ Params: { id: string } }>('/listeners/:id', { schema: { body: ListenerUpdateBody } }, async (req) => {
-    const row = await listenerFor(deps, req.ctx, req.params.id, 'put');
-    const b = (req.body as Static<typeof ListenerUpdateBody>).listener;
-    await verifyListenerUpdateRefs(deps, tlsCaller(req), row, b);
-    const { view, updated } = await change(deps, (trx) => updateListener(deps, trx, row, b));
-    // The replaced references stay registered until the job has verified the new ones (controller/consumers.ts).
-    if (touchesListenerRefs(b)) await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), [], listenerRefsInUse(updated));
-    return { listener: view };
+  treeUpdateRoute(app, deps, {
+    path: '/listeners', root: 'listener', schema: ListenerUpdateBody, load: listenerFor,
+    update: async (row, { listener: b }, req) => {
+      await verifyListenerUpdateRefs(deps, tlsCaller(req), row, b);
+      const { view, updated } = await change(deps, (trx) => updateListener(deps, trx, row, b));
+      if (touchesListenerRefs(b)) await registerListenerRefs(deps, req.log, updated);
+      return view;
+    },
   });
 
-  app.delete<{ Params: { id: string } }>('/listeners/:id', async (req, reply) => {
-    const row = await listenerFor(deps, req.ctx, req.params.id, 'delete');
-    await change(deps, (trx) => deleteListener(trx, row));
-    return reply.code(204).send();
-  });
+  treeDeleteRoute(app, deps, '/listeners', listenerFor, deleteListener);
 };

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeReadRoutes } from '../read-routes.js';
+import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderLoadBalancers, type LoadBalancerRow } from '../views/loadbalancer.js';
 import { renderLoadBalancerTree } from '../views/loadbalancer-tree.js';
 import { loadBalancerFor } from '../loaders.js';
@@ -59,19 +59,16 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
     return reply.code(201).send({ loadbalancer: full });
   });
 
-  app.put<{ Params: { id: string } }>('/loadbalancers/:id', { schema: { body: LoadBalancerUpdateBody } }, async (req) => {
-    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put');
-    const b = (req.body as Static<typeof LoadBalancerUpdateBody>).loadbalancer;
-    checkLoadBalancerUpdate(deps, row, b);
-    await change(deps, (trx) => updateLoadBalancer(trx, row, b));
-    return { loadbalancer: await render(await loadBalancerFor(deps, req.ctx, row.id, 'get_one')) };
+  treeUpdateRoute(app, deps, {
+    path: '/loadbalancers', root: 'loadbalancer', schema: LoadBalancerUpdateBody, load: loadBalancerFor,
+    update: async (row, { loadbalancer: b }, req) => {
+      checkLoadBalancerUpdate(deps, row, b);
+      await change(deps, (trx) => updateLoadBalancer(trx, row, b));
+      return render(await loadBalancerFor(deps, req.ctx, row.id, 'get_one'));
+    },
   });
 
-  app.delete<{ Params: { id: string }; Querystring: { cascade?: string } }>('/loadbalancers/:id', async (req, reply) => {
-    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'delete');
-    await change(deps, (trx) => deleteLoadBalancer(trx, row, truthy(req.query.cascade)));
-    return reply.code(204).send();
-  });
+  treeDeleteRoute(app, deps, '/loadbalancers', loadBalancerFor, (trx, row, req) => deleteLoadBalancer(trx, row, truthy((req.query as { cascade?: string }).cascade)));
 
   app.put<{ Params: { id: string } }>('/loadbalancers/:id/failover', async (req, reply) => {
     const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put_failover');

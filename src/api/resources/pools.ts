@@ -7,13 +7,13 @@ import { PoolCreateBody, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeReadRoutes } from '../read-routes.js';
+import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderPools, type PoolRow } from '../views/pool.js';
 import { parentLoadBalancer, poolFor } from '../loaders.js';
 import { change } from '../change.js';
 import { tlsCaller, touchesPoolRefs } from '../tls-refs.js';
 import { createPool, deletePool, listenerForNewPool, updatePool, verifyNewPoolRefs, verifyPoolUpdateRefs } from '../writes/pools.js';
-import { consumerOf, poolRefsInUse, syncConsumers } from '../../controller/consumers.js';
+import { registerPoolRefs } from '../writes/tls-consumers.js';
 
 export const poolList: ListSpec = {
   table: 'pool',
@@ -51,24 +51,20 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
     if (listener) assertPoolProtocolAllowed(listener.protocol, input.protocol);
     await verifyNewPoolRefs(deps, tlsCaller(req), input);
     const row = await change(deps, (trx) => createPool(deps, trx, req.ctx, lb, listener, input));
-    await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), [], poolRefsInUse(row));
+    await registerPoolRefs(deps, req.log, row);
     const [view] = await renderPools(db.kysely, [row]);
     return reply.code(201).send({ pool: view });
   });
 
-  app.put<{ Params: { id: string } }>('/pools/:id', { schema: { body: PoolUpdateBody } }, async (req) => {
-    const row = await poolFor(deps, req.ctx, req.params.id, 'put');
-    const b = (req.body as Static<typeof PoolUpdateBody>).pool;
-    await verifyPoolUpdateRefs(deps, tlsCaller(req), row, b);
-    const { view, updated } = await change(deps, (trx) => updatePool(deps, trx, row, b));
-    // The replaced references stay registered until the job has ended (controller/consumers.ts).
-    if (touchesPoolRefs(b)) await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), [], poolRefsInUse(updated));
-    return { pool: view };
+  treeUpdateRoute(app, deps, {
+    path: '/pools', root: 'pool', schema: PoolUpdateBody, load: poolFor,
+    update: async (row, { pool: b }, req) => {
+      await verifyPoolUpdateRefs(deps, tlsCaller(req), row, b);
+      const { view, updated } = await change(deps, (trx) => updatePool(deps, trx, row, b));
+      if (touchesPoolRefs(b)) await registerPoolRefs(deps, req.log, updated);
+      return view;
+    },
   });
 
-  app.delete<{ Params: { id: string } }>('/pools/:id', async (req, reply) => {
-    const row = await poolFor(deps, req.ctx, req.params.id, 'delete');
-    await change(deps, (trx) => deletePool(trx, row));
-    return reply.code(204).send();
-  });
+  treeDeleteRoute(app, deps, '/pools', poolFor, deletePool);
 };

@@ -21,7 +21,7 @@ import { insertListener } from './listeners.js';
 import { insertL7Policy } from './l7policies.js';
 import { forCreate, listenerTlsRefs, poolTlsRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers } from '../../controller/consumers.js';
+import { registerListenerRefs, registerPoolRefs } from './tls-consumers.js';
 
 type Trx = Transaction<Database>;
 type GraphBody = Static<typeof LoadBalancerCreate>;
@@ -132,8 +132,5 @@ export async function verifyGraphTlsRefs(deps: ApiDeps, caller: Caller, body: Pi
 
 /** After the tree's transaction: its listeners and pools become consumers of what they reference. */
 export async function registerGraphConsumers(deps: ApiDeps, log: Pick<BaseLogger, 'warn'>, tree: LoadBalancerTree): Promise<void> {
-  await Promise.all([
-    ...tree.listeners.map((row) => syncConsumers(deps.keyManager, log, consumerOf('listener', row.id), [], listenerRefsInUse(row))),
-    ...tree.pools.map((row) => syncConsumers(deps.keyManager, log, consumerOf('pool', row.id), [], poolRefsInUse(row))),
-  ]);
+  await Promise.all([...tree.listeners.map((row) => registerListenerRefs(deps, log, row)), ...tree.pools.map((row) => registerPoolRefs(deps, log, row))]);
 }

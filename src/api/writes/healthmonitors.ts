@@ -22,7 +22,7 @@ import type { HealthMonitorRow } from '../views/healthmonitor.js';
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
-import { providerOf } from '../loaders.js';
+import { parentPool, providerOf } from '../loaders.js';
 
 type Trx = Transaction<Database>;
 type UpdateInput = Static<typeof HealthMonitorUpdateBody>['healthmonitor'];
@@ -114,7 +114,8 @@ export async function updateHealthMonitor(trx: Trx, hm: HealthMonitorRow, pool: 
   return trx.selectFrom('health_monitor').selectAll().where('id', '=', hm.id).executeTakeFirstOrThrow();
 }
 
-export async function deleteHealthMonitor(trx: Trx, hm: HealthMonitorRow, pool: PoolTable): Promise<void> {
+export async function deleteHealthMonitor(trx: Trx, hm: HealthMonitorRow): Promise<void> {
+  const pool = await parentPool(trx, hm.pool_id);
   await lockPoolForChildChange(trx, pool.id);
   await markPending(trx, 'health_monitor', [hm.id], 'PENDING_DELETE');
   await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider: await providerOf(trx, pool.load_balancer_id), operation: 'healthmonitor.delete' });

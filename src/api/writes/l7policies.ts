@@ -18,7 +18,7 @@ import type { L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
-import { providerOf } from '../loaders.js';
+import { parentListener, providerOf } from '../loaders.js';
 import { prepareL7Rule, writeL7Rule } from './l7rules.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -176,7 +176,8 @@ export async function updateL7Policy(trx: Trx, stored: L7PolicyRow, listener: Li
   return trx.selectFrom('l7policy').selectAll().where('id', '=', stored.id).executeTakeFirstOrThrow();
 }
 
-export async function deleteL7Policy(trx: Trx, stored: L7PolicyRow, listener: ListenerTable): Promise<void> {
+export async function deleteL7Policy(trx: Trx, stored: L7PolicyRow): Promise<void> {
+  const listener = await parentListener(trx, stored.listener_id);
   await lockListenerForPolicyChange(trx, listener);
   await markPending(trx, 'l7policy', [stored.id], 'PENDING_DELETE');
   await enqueue(trx, { loadBalancerId: listener.load_balancer_id, provider: await providerOf(trx, listener.load_balancer_id), operation: 'l7policy.delete' });

@@ -19,7 +19,7 @@ import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
 import { namedCreate, namedUpdate } from './named.js';
-import { enqueueTlsUpdate } from './tls-update.js';
+import { enqueueTlsUpdate } from './tls-consumers.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
 import { listenerRefColumns } from '../../controller/consumers.js';

@@ -19,7 +19,7 @@ import { lockForChildChange, markPending, markPoolListenersPending } from '../..
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
 import { namedCreate, namedUpdate } from './named.js';
-import { enqueueTlsUpdate } from './tls-update.js';
+import { enqueueTlsUpdate } from './tls-consumers.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { forCreate, namesAny, poolTlsRefs, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';

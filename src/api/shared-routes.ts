@@ -1,11 +1,17 @@
 /**
- * The two reads most collections have, `GET /<plural>` (filtered, sorted and paged) and
- * `GET /<plural>/<key>` (`fields` applied), for the objects of a load balancer's tree and
- * for the admin catalogs. The writes stay in each resource's own file.
+ * The routes that are the same but for names: the two reads most collections have,
+ * `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<key>` (`fields` applied),
+ * for the objects of a load balancer's tree and for the admin catalogs; and the update and
+ * delete of a tree object around what each resource does. Creates stay spelled out in each
+ * resource's own file.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { change } from './change.js';
 import type { ApiDeps } from './context.js';
 import type { RequestContext } from '../domain/context.js';
+import type { Static, TSchema } from '../domain/schema-kit.js';
 import { authorize, type Resource } from '../identity/policy.js';
 import { fieldsOf, listOwned, listPage, parseListQuery, pickFields, selfUrl, type ListSpec } from './listing.js';
 
@@ -30,6 +36,40 @@ export function treeReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: Tree
   app.get<{ Params: { id: string } }>(`${r.path}/:id`, async (req) => {
     const [view] = await r.render([await r.load(deps, req.ctx, req.params.id, 'get_one')]);
     return { [r.root]: pickFields(view!, fieldsOf(req)) };
+  });
+}
+
+/** `PUT /<plural>/:id` of a tree object: loaded as the caller may update it; `update` answers its view. */
+export interface TreeUpdate<Row, S extends TSchema> {
+  readonly path: `/${string}`;
+  readonly root: string;
+  readonly schema: S;
+  load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'put'): Promise<Row>;
+  update(row: Row, body: Static<S>, req: FastifyRequest): Promise<unknown>;
+}
+
+export function treeUpdateRoute<Row, S extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeUpdate<Row, S>): void {
+  app.put<{ Params: { id: string } }>(`${r.path}/:id`, { schema: { body: r.schema } }, async (req) => {
+    const row = await r.load(deps, req.ctx, req.params.id, 'put');
+    return { [r.root]: await r.update(row, req.body as Static<S>, req) };
+  });
+}
+
+/**
+ * `DELETE /<plural>/:id` of a tree object: loaded as the caller may delete it, then `remove`
+ * (lock, mark PENDING_DELETE, enqueue) in one transaction; 204.
+ */
+export function treeDeleteRoute<Row>(
+  app: FastifyInstance,
+  deps: ApiDeps,
+  path: `/${string}`,
+  load: (deps: ApiDeps, ctx: RequestContext, id: string, action: 'delete') => Promise<Row>,
+  remove: (trx: Transaction<Database>, row: Row, req: FastifyRequest) => Promise<void>,
+): void {
+  app.delete<{ Params: { id: string } }>(`${path}/:id`, async (req, reply) => {
+    const row = await load(deps, req.ctx, req.params.id, 'delete');
+    await change(deps, (trx) => remove(trx, row, req));
+    return reply.code(204).send();
   });
 }
 
