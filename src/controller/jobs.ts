@@ -5,7 +5,7 @@ import type { Database, JobTable } from '../db/schema.js';
 import type { Db } from '../db/database.js';
 import type { Operation } from '../providers/driver.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
-import { forgetFailovers } from './failover-memory.js';
+import { forgetFailovers } from '../db/failover-memory.js';
 
 export type Job = JobTable;
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
@@ -17,7 +17,7 @@ export interface EnqueueRequest {
   payload?: Record<string, unknown>;
   /**
    * The health manager's own failovers. Any other job is a change to the load balancer (or an
-   * operator's decision), which lifts what its failed failovers left (see failover-memory.ts).
+   * operator's decision), which lifts what its failed failovers left (see db/failover-memory.ts).
    */
   automatic?: boolean;
 }

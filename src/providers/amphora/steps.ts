@@ -16,7 +16,7 @@ import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
 import { heartbeatKey } from '../../amphora/heartbeat-key.js';
-import { forgetFailovers } from '../../controller/failover-memory.js';
+import { forgetFailovers } from '../../db/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
