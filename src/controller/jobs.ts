@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, JobTable } from '../db/schema.js';
 import type { Db } from '../db/database.js';
-import type { Operation } from '../providers/driver.js';
+import type { Operation } from '../provider-contract/operations.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import { forgetFailovers } from '../db/failover-memory.js';
 

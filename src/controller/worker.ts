@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { ProviderRegistry } from '../providers/registry.js';
-import type { Operation } from '../providers/driver.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
+import type { Operation } from '../provider-contract/operations.js';
 import type { JobSignal } from './signal.js';
-import type { StepContext } from './flow.js';
+import type { StepContext } from '../provider-contract/flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 import type { KeyManager } from '../keymanager/index.js';
@@ -19,7 +19,7 @@ import { recordAfterJob } from './certificates-in-use.js';
 
 export interface WorkerOptions {
   db: Db;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   signal: JobSignal;
   log: Logger;
   leaseMs: number;

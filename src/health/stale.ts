@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
-import type { ProviderRegistry } from '../providers/registry.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
 import { enqueue } from '../controller/jobs.js';
 import { lockLoadBalancer } from '../api/locks.js';
 import { ApiError, apiError } from '../domain/errors.js';
@@ -21,7 +21,7 @@ import { failoverMemories, nextFailoverAt } from '../db/failover-memory.js';
 export interface StaleDetectorOptions {
   db: Db;
   jobs: JobSignal;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   log: Logger;
   timeoutMs: number;
   maxConcurrentFailovers: number;

@@ -1,6 +1,6 @@
 /** Which providers this deployment enables, under which names (Octavia's aliases included). */
 import { apiError } from '../domain/errors.js';
-import type { ProviderDriver } from './driver.js';
+import type { ProviderDriver } from '../provider-contract/provider.js';
 import { noopDriver } from './noop/driver.js';
 
 /**

@@ -10,7 +10,7 @@ import { apiError } from '../../domain/errors.js';
 import { timestamp } from '../../domain/time.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import type { Operation } from '../../providers/driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind, type ListSpec } from '../listing.js';
 import { lockForChildChange } from '../locks.js';
 import { amphoraView } from '../views/amphora.js';

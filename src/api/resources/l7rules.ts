@@ -10,7 +10,7 @@ import { timestamp } from '../../domain/time.js';
 import { L7RuleCreateBody, L7RuleUpdateBody, type L7RuleSingleCreate } from '../../domain/schemas/l7rule.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, validateL7Rule } from '../../domain/rules/l7.js';
-import type { ProviderDriver } from '../../providers/driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';

@@ -18,7 +18,7 @@ import { writeTags } from '../tags.js';
 import { lockLoadBalancer } from '../locks.js';
 import { checkQuota } from '../quota.js';
 import type { SubnetDef } from '../../network/catalog.js';
-import type { ProviderDriver } from '../../providers/driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import { insertGraphChildren, registerGraphConsumers, renderFullLoadBalancer, verifyGraphTlsRefs } from '../graph.js';
 import { tlsCaller } from '../tls-refs.js';
 import { change } from '../change.js';

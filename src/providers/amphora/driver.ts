@@ -1,6 +1,6 @@
 /** The amphora provider: HAProxy amphorae on this machine, built and configured by the flows. */
 import type { Config } from '../../config.js';
-import type { ProviderDriver } from '../driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import {
   amphoraAvailabilityZoneCapabilities, amphoraChecks, amphoraFlavorCapabilities, PROVIDER, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData,
 } from './capabilities.js';

@@ -16,11 +16,11 @@
  *   amphora.config        push-config (to that amphora; no status changes)
  *   amphora.delete        delete-amphora
  */
-import type { Flow, StepContext } from '../../controller/flow.js';
+import type { Flow, StepContext } from '../../provider-contract/flow.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { settleFailure } from '../../db/lb-tree.js';
-import type { Operation } from '../driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 import { rememberFailure } from '../../db/failover-memory.js';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
-import type { Step, StepContext } from '../../controller/flow.js';
+import type { Step, StepContext } from '../../provider-contract/flow.js';
 import type { AmphoraTable, Database } from '../../db/schema.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';

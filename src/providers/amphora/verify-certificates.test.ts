@@ -12,7 +12,7 @@ import pino from 'pino';
 import { startHarness, memberA, type Harness } from '../../../test/support/harness.js';
 import { insertAmphora } from '../../../test/support/health-rows.js';
 import { WITH_KEY_MANAGER, storeContainer } from '../../../test/support/tls-secrets.js';
-import type { StepContext } from '../../controller/flow.js';
+import type { StepContext } from '../../provider-contract/flow.js';
 import { listenerRefColumns, type TlsChange } from '../../controller/consumers.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../../keymanager/testing.js';

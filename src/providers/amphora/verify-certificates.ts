@@ -12,7 +12,7 @@
  * job fails.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Step, StepContext } from '../../controller/flow.js';
+import type { Step, StepContext } from '../../provider-contract/flow.js';
 import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../controller/consumers.js';
 import type { ListenerTable } from '../../db/schema.js';
 import { readCertificate } from '../../keymanager/tls-material.js';

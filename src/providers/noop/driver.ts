@@ -1,5 +1,5 @@
 /** The noop provider: objects go ACTIVE without a data plane, like Octavia's no-op driver. */
-import type { ProviderDriver } from '../driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import { acceptAnyData, noopAvailabilityZoneCapabilities, noopChecks, noopFlavorCapabilities } from './capabilities.js';
 import { noopFlow } from './flows.js';
 

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import { apiError } from '../../domain/errors.js';
 import { cidrContains } from '../../domain/net.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
-import type { Attrs, ProviderChecks, ProviderDriver } from '../driver.js';
+import type { Attrs, ProviderChecks, ProviderDriver } from '../../provider-contract/provider.js';
 import { ovnChecks, PROVIDER, requireSupported } from './capabilities.js';
 import type { OvnDepsLoader } from './deps.js';
 import { ovnFlows } from './flows.js';
