@@ -25,7 +25,7 @@ import { insertListener } from './resources/listeners.js';
 import { insertL7Policy } from './resources/l7policies.js';
 import { forCreate, listenerTlsRefs, poolTlsRefs, verifyTlsRefs } from './tls-refs.js';
 import type { Caller } from '../keymanager/index.js';
-import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers } from '../controller/consumers.js';
+import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers } from '../certificate-use/consumers.js';
 
 type Trx = Transaction<Database>;
 type GraphBody = Static<typeof LoadBalancerCreate>;

@@ -14,8 +14,8 @@ import type { StepContext } from '../provider-contract/flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 import type { KeyManager } from '../keymanager/index.js';
-import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf, type PendingRelease } from './consumers.js';
-import { recordAfterJob } from './certificates-in-use.js';
+import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf, type PendingRelease } from '../certificate-use/consumers.js';
+import { recordAfterJob } from '../certificate-use/in-use.js';
 
 export interface WorkerOptions {
   db: Db;

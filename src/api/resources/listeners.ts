@@ -24,7 +24,7 @@ import { checkQuota } from '../quota.js';
 import { statsTotals } from '../../health/stats.js';
 import { change } from '../change.js';
 import { forCreate, listenerTlsRefs, namesAny, tlsCaller, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
-import { consumerOf, listenerRefColumns, listenerRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';
+import { consumerOf, listenerRefColumns, listenerRefsInUse, syncConsumers, type TlsChange } from '../../certificate-use/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -237,7 +237,7 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       const [rendered] = await renderListeners(trx, [rows.updated]);
       return { ...rows, view: rendered };
     });
-    // The replaced references stay registered until the job has verified the new ones (controller/consumers.ts).
+    // The replaced references stay registered until the job has verified the new ones (certificate-use/consumers.ts).
     if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('listener', row.id), [], listenerRefsInUse(updated));
     return { listener: view };
   });

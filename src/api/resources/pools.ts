@@ -24,7 +24,7 @@ import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { change } from '../change.js';
 import { forCreate, namesAny, poolTlsRefs, tlsCaller, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
-import { consumerOf, poolRefColumns, poolRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';
+import { consumerOf, poolRefColumns, poolRefsInUse, syncConsumers, type TlsChange } from '../../certificate-use/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -205,7 +205,7 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
       const [rendered] = await renderPools(trx, [rows.updated]);
       return { ...rows, view: rendered };
     });
-    // The replaced references stay registered until the job has ended (controller/consumers.ts).
+    // The replaced references stay registered until the job has ended (certificate-use/consumers.ts).
     if (touchesRefs) await syncConsumers(deps.keyManager, req.log, consumerOf('pool', row.id), [], poolRefsInUse(updated));
     return { pool: view };
   });

@@ -13,7 +13,7 @@ import { startHarness, memberA, type Harness } from '../../../test/support/harne
 import { insertAmphora } from '../../../test/support/health-rows.js';
 import { WITH_KEY_MANAGER, storeContainer } from '../../../test/support/tls-secrets.js';
 import type { StepContext } from '../../provider-contract/flow.js';
-import { listenerRefColumns, type TlsChange } from '../../controller/consumers.js';
+import { listenerRefColumns, type TlsChange } from '../../certificate-use/consumers.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../../keymanager/testing.js';
 import { loopbackAddress } from '../../amphora/testing.js';

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
-import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../controller/consumers.js';
+import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../certificate-use/consumers.js';
 import type { ListenerTable } from '../../db/schema.js';
 import { readCertificate } from '../../keymanager/tls-material.js';
 import { timestamp } from '../../domain/time.js';
