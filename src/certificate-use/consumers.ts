@@ -46,10 +46,6 @@ export type TlsChange =
   | { kind: 'listener'; id: string; previous: ListenerRefColumns; requested: ListenerRefColumns }
   | { kind: 'pool'; id: string; previous: PoolRefColumns; requested: PoolRefColumns };
 
-export function tlsChangeOf(payload: Readonly<Record<string, unknown>>): TlsChange | null {
-  return (payload.tls_change as TlsChange | undefined) ?? null;
-}
-
 function refsOf(change: TlsChange, columns: ListenerRefColumns | PoolRefColumns): string[] {
   return change.kind === 'listener' ? listenerRefsInUse(columns as ListenerRefColumns) : poolRefsInUse(columns as PoolRefColumns);
 }

@@ -8,13 +8,13 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { ProviderLookup } from '../provider-contract/provider.js';
-import type { Operation } from '../provider-contract/operations.js';
+import type { Operation, StepPayload } from '../provider-contract/operations.js';
 import type { JobSignal } from './signal.js';
 import type { StepContext } from '../provider-contract/flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
 import type { KeyManager } from '../keymanager/index.js';
-import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf, type PendingRelease } from '../certificate-use/consumers.js';
+import { pendingReleases, releaseRemoved, releaseReplaced, type PendingRelease } from '../certificate-use/consumers.js';
 import { recordAfterJob } from '../certificate-use/in-use.js';
 
 export interface WorkerOptions {
@@ -83,7 +83,7 @@ export class Worker {
       jobId: job.id,
       loadBalancerId: job.load_balancer_id,
       operation: job.operation,
-      payload: JSON.parse(job.payload) as Record<string, unknown>,
+      payload: JSON.parse(job.payload) as StepPayload,
       signal,
       heartbeat,
       log,
@@ -146,8 +146,8 @@ export class Worker {
  * it replaced may still be in its rows), and the load balancer's certificates in use are
  * recorded as they now stand.
  */
-async function certificateBookkeeping(keyManager: KeyManager, db: Db, log: Logger, lbId: string, releases: readonly PendingRelease[], payload: Readonly<Record<string, unknown>>): Promise<void> {
+async function certificateBookkeeping(keyManager: KeyManager, db: Db, log: Logger, lbId: string, releases: readonly PendingRelease[], payload: StepPayload): Promise<void> {
   await releaseRemoved(keyManager, db, log, releases);
-  await releaseReplaced(keyManager, db, log, tlsChangeOf(payload));
+  await releaseReplaced(keyManager, db, log, payload.tls_change ?? null);
   await recordAfterJob(keyManager, db, lbId, log);
 }

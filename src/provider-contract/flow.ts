@@ -5,13 +5,14 @@
  */
 import type { Db } from '../db/database.js';
 import type { Logger } from 'pino';
+import type { StepPayload } from './operations.js';
 
 export interface StepContext {
   readonly db: Db;
   readonly jobId: string;
   readonly loadBalancerId: string;
   readonly operation: string;
-  readonly payload: Readonly<Record<string, unknown>>;
+  readonly payload: StepPayload;
   /** Aborted when the worker stops or loses its lease: long steps must honour it. */
   readonly signal: AbortSignal;
   /** Extends the lease; long steps call it while they wait. */
