@@ -4,7 +4,7 @@
  * folder holds the same files: driver.ts (this interface implemented), capabilities.ts (what it
  * accepts), flows.ts (how it builds it).
  */
-import type { Flow } from './flow.js';
+import type { Flow, StepContext } from './flow.js';
 import type { Operation } from './operations.js';
 
 export interface Capability {
@@ -41,6 +41,18 @@ export interface ProviderDriver {
   validateAvailabilityZoneData(data: Record<string, unknown>): void;
   readonly checks: ProviderChecks;
   flow(operation: Operation): Flow;
+  /** What the provider does around each of its jobs besides the flow, if anything. */
+  readonly jobHook?: JobHook;
+}
+
+/**
+ * Work beside a provider's flows, around each of its jobs: `begin` runs before the job's first
+ * step, in every attempt, and resolves to what runs once the job has ended, done or failed. A job
+ * interrupted has not ended (it resumes at its step), so nothing runs then. Neither part changes
+ * the job's outcome: it is recorded before the end runs.
+ */
+export interface JobHook {
+  begin(ctx: StepContext): Promise<() => Promise<void>>;
 }
 
 /** How the controller and the health manager find the driver of a stored load balancer (providers/registry.ts implements it). */
