@@ -1,7 +1,8 @@
 /**
- * A flow is an ordered list of small idempotent steps. The runner persists progress after
- * every step, so a worker that dies mid-flow is replaced by one that resumes at the first
- * unfinished step; on failure it reverts the finished steps in reverse order.
+ * A flow is an ordered list of small idempotent steps, which a provider supplies per operation
+ * and the worker (controller/worker.ts) runs. The worker persists progress after every step, so
+ * a worker that dies mid-flow is replaced by one that resumes at the first unfinished step; on
+ * failure it reverts the finished steps in reverse order.
  */
 import type { Db } from '../db/database.js';
 import type { Logger } from 'pino';
