@@ -9,7 +9,7 @@ import type { Database, L7PolicyTable, ListenerTable, PoolTable } from '../db/sc
 import { apiError } from '../domain/errors.js';
 import type { RequestContext } from '../domain/context.js';
 import { authorize, type Action } from '../identity/policy.js';
-import type { ProviderDriver } from '../providers/driver.js';
+import type { ProviderDriver } from '../provider-contract/provider.js';
 import type { LoadBalancerRow } from './views/loadbalancer.js';
 import type { ListenerRow } from './views/listener.js';
 import type { PoolRow } from './views/pool.js';

@@ -8,26 +8,22 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
-import type { ProviderRegistry } from '../providers/registry.js';
-import { HeartbeatReceiver, type ReceiverCounters } from './receiver.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
+import { HeartbeatReceiver } from './receiver.js';
 import { StaleDetector, type CheckOutcome } from './stale.js';
 import { writeHeartbeats } from './store.js';
-import { registerHealthMetrics } from './metrics.js';
+import { registerHealthMetrics, type HealthCounters } from './metrics.js';
+
+export type { HealthCounters };
 
 export interface HealthManagerDeps {
   db: Db;
   config: Config;
   jobs: JobSignal;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   log: Logger;
   /** This process's metrics registry, where the counters are exported. */
   metrics?: Registry;
-}
-
-export interface HealthCounters extends ReceiverCounters {
-  /** Reports that lacked an enabled listener, so did not count as a sign of life. */
-  incompleteReports: number;
-  failoversTriggered: number;
 }
 
 /** How often queued reports are written: well inside a heartbeat interval. */

@@ -8,7 +8,7 @@ import type { ApiDeps } from '../context.js';
 import type { AmphoraTable } from '../../db/schema.js';
 import { apiError } from '../../domain/errors.js';
 import { authorize } from '../../identity/policy.js';
-import type { Operation } from '../../providers/driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind, type ListSpec } from '../listing.js';
 import { amphoraView } from '../views/amphora.js';
 import { amphoraStats } from '../views/stats.js';

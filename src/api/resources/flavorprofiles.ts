@@ -11,7 +11,7 @@ import { apiError } from '../../domain/errors.js';
 import type { TSchema } from '../../domain/schema-kit.js';
 import { FlavorProfileCreateBody, FlavorProfileUpdateBody } from '../../domain/schemas/flavor.js';
 import { authorize, type Resource } from '../../identity/policy.js';
-import type { ProviderDriver } from '../../providers/driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import type { ListSpec } from '../listing.js';
 import { catalogReadRoutes } from '../shared-routes.js';
 import { flavorProfileView } from '../views/flavor.js';

@@ -7,7 +7,7 @@ import { timestamp } from '../../domain/time.js';
 import type { L7RuleSingleCreate, L7RuleUpdateBody } from '../../domain/schemas/l7rule.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, validateL7Rule } from '../../domain/rules/l7.js';
-import type { ProviderDriver } from '../../providers/driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 import { enqueue } from '../../controller/jobs.js';
 import type { L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';

@@ -22,7 +22,7 @@ import { namedCreate, namedUpdate } from './named.js';
 import { enqueueTlsUpdate } from './tls-consumers.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { listenerRefColumns } from '../../controller/consumers.js';
+import { listenerRefColumns } from '../../certificate-use/consumers.js';
 
 type Trx = Transaction<Database>;
 type CreateInput = Static<typeof ListenerInput>;

@@ -16,7 +16,7 @@ import { writeTags } from '../tags.js';
 import { lockLoadBalancer } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import type { SubnetDef } from '../../network/catalog.js';
-import type { ProviderDriver } from '../../providers/driver.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 
 type Trx = Transaction<Database>;
 type CreateInput = Static<typeof LoadBalancerCreateBody>['loadbalancer'];

@@ -24,7 +24,7 @@ import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { forCreate, namesAny, poolTlsRefs, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { poolRefColumns } from '../../controller/consumers.js';
+import { poolRefColumns } from '../../certificate-use/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;

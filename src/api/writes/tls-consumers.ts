@@ -7,7 +7,7 @@ import type { BaseLogger } from 'pino';
 import type { ApiDeps } from '../context.js';
 import type { Database } from '../../db/schema.js';
 import { enqueue } from '../../controller/jobs.js';
-import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers, type TlsChange } from '../../controller/consumers.js';
+import { consumerOf, listenerRefsInUse, poolRefsInUse, syncConsumers, type TlsChange } from '../../certificate-use/consumers.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import type { ListenerRow } from '../views/listener.js';
 import type { PoolRow } from '../views/pool.js';
@@ -16,7 +16,7 @@ type Log = Pick<BaseLogger, 'warn'>;
 
 /**
  * When the body named references (`named`), the job carries what they replace: the job
- * releases the old ones once the new ones serve, or restores them (controller/consumers.ts).
+ * releases the old ones once the new ones serve, or restores them (certificate-use/consumers.ts).
  */
 export async function enqueueTlsUpdate(trx: Transaction<Database>, lb: Pick<LoadBalancerRow, 'id' | 'provider'>, named: boolean, change: TlsChange): Promise<void> {
   const operation = change.kind === 'listener' ? 'listener.update' : 'pool.update';
