@@ -22,9 +22,11 @@ import { repoRoot } from '../test/support/ostia-process.js';
 const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['config', 'db', 'pki', 'compute', 'ovn'],
-  ['amphora', 'identity', 'network', 'keymanager'],
-  ['providers'],
-  ['controller'],
+  ['amphora', 'identity', 'network', 'keymanager', 'operating-status'],
+  ['certificate-use'],
+  ['provider-contract'],
+  // Neither imports the other: both import the contract below them.
+  ['providers', 'controller'],
   ['health', 'housekeeping'],
   ['api'],
   ['runtime'],
@@ -33,33 +35,6 @@ const LAYERS: readonly (readonly string[])[] = [
 
 /** Folders whose sub-folders are interchangeable implementations: none imports another. */
 const IMPLEMENTATION_FOLDERS = ['providers', 'compute', 'network'];
-
-/**
- * The imports that break the rules today, each with the item of issue 12 that removes it. The
- * rules are checked without them, and each must still occur and still break a rule: delete an
- * entry with the import it names, so this list only shrinks. Nothing is added to it.
- */
-const KNOWN: readonly { from: string; to: string; item: string }[] = [
-  // Up a layer: health/ below api/.
-  { from: 'src/health/stale.ts', to: 'src/api/locks.ts', item: '2: the load-balancer lock moves below api/ and health/' },
-  // Up a layer: providers/ below controller/ and health/.
-  { from: 'src/providers/driver.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/amphora/failures.ts', to: 'src/controller/failover-memory.ts', item: '3: the failover memory moves where its users import it without a cycle' },
-  { from: 'src/providers/amphora/flows.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/amphora/flows.ts', to: 'src/controller/failover-memory.ts', item: '3: the failover memory moves where its users import it without a cycle' },
-  { from: 'src/providers/amphora/steps.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/amphora/steps.ts', to: 'src/controller/failover-memory.ts', item: '3: the failover memory moves where its users import it without a cycle' },
-  { from: 'src/providers/amphora/verify-certificates.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/amphora/verify-certificates.ts', to: 'src/controller/consumers.ts', item: "3: after-job TLS work is the amphora provider's hook" },
-  { from: 'src/providers/noop/flows.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/ovn/flows.ts', to: 'src/controller/flow.ts', item: '3: one provider contract below controller/ and providers/' },
-  { from: 'src/providers/ovn/flows.ts', to: 'src/health/status.ts', item: '3: the shared status derivation moves below health/ and providers/' },
-  { from: 'src/providers/ovn/health-watcher.ts', to: 'src/health/status.ts', item: '3: the shared status derivation moves below health/ and providers/' },
-  { from: 'src/providers/ovn/statuses.ts', to: 'src/health/status.ts', item: '3: the shared status derivation moves below health/ and providers/' },
-  { from: 'src/providers/ovn/tree.ts', to: 'src/health/status.ts', item: '3: the shared status derivation moves below health/ and providers/' },
-  // A cycle of two files (graph.ts imports loadbalancers.ts too).
-  { from: 'src/api/resources/loadbalancers.ts', to: 'src/api/graph.ts', item: '2: graph create and single creates call down into the same inserts, never across' },
-];
 
 const root = repoRoot();
 const isProduct = (file: string) => file.startsWith('src/') && !file.endsWith('.test.ts');
@@ -71,12 +46,11 @@ function moduleOf(file: string): string {
 }
 
 const layerOf = new Map(LAYERS.flatMap((names, layer) => names.map((name) => [name, layer] as const)));
-const isKnown = (from: string, to: string) => KNOWN.some((k) => k.from === from && k.to === to);
 const edgeText = (from: string, to: string) => `${from} -> ${to}`;
 
-/** The product files with their imports; `withKnown: false` leaves out the KNOWN ones. */
-function productGraph(all: ImportGraph, withKnown: boolean): Map<string, string[]> {
-  return new Map([...all].filter(([file]) => isProduct(file)).map(([file, targets]) => [file, [...targets].filter((to) => withKnown || !isKnown(file, to))]));
+/** The product files with their imports. */
+function productGraph(all: ImportGraph): Map<string, string[]> {
+  return new Map([...all].filter(([file]) => isProduct(file)).map(([file, targets]) => [file, [...targets]]));
 }
 
 /** Module -> the modules its files import, from a file graph. */
@@ -133,9 +107,7 @@ function readmeModuleMap(): Map<string, Set<string>> {
 const sorted = (names: Iterable<string>) => [...names].sort();
 
 describe('architecture', () => {
-  const all = readImportGraph(root, 'src');
-  const files = productGraph(all, true);
-  const checked = productGraph(all, false);
+  const files = productGraph(readImportGraph(root, 'src'));
 
   it('puts every module in exactly one layer, and names no module that does not exist', () => {
     const modules = new Set([...files.keys()].map(moduleOf));
@@ -146,7 +118,7 @@ describe('architecture', () => {
   });
 
   it('has no import that goes up a layer', () => {
-    const up = [...checked].flatMap(([from, targets]) => targets.filter((to) => isProduct(to) && upALayer(from, to)).map((to) => edgeText(from, to)));
+    const up = [...files].flatMap(([from, targets]) => targets.filter((to) => isProduct(to) && upALayer(from, to)).map((to) => edgeText(from, to)));
     assert.deepEqual(up, [], 'imports up a layer (LAYERS above says which module sits where)');
   });
 
@@ -161,34 +133,14 @@ describe('architecture', () => {
   });
 
   it('has no import cycle between folders', () => {
-    const modules = moduleGraph(checked);
+    const modules = moduleGraph(files);
     const found = cycles(modules.keys(), (m) => modules.get(m) ?? []).map(sorted);
     assert.deepEqual(found, [], 'modules that import each other, directly or around a cycle');
   });
 
   it('has no import cycle between files', () => {
-    const found = cycles(checked.keys(), (f) => (checked.get(f) ?? []).filter(isProduct)).map(sorted);
+    const found = cycles(files.keys(), (f) => (files.get(f) ?? []).filter(isProduct)).map(sorted);
     assert.deepEqual(found, [], 'files that import each other, directly or around a cycle');
-  });
-
-  it('lists in KNOWN only imports that still occur and still break a rule', () => {
-    const full = new Map([...files].map(([file, targets]) => [file, targets.filter(isProduct)]));
-    const reaches = (from: string, to: string) => {
-      const seen = new Set([from]);
-      const todo = [from];
-      while (todo.length > 0) {
-        for (const next of full.get(todo.pop()!) ?? []) {
-          if (next === to) return true;
-          if (!seen.has(next)) {
-            seen.add(next);
-            todo.push(next);
-          }
-        }
-      }
-      return false;
-    };
-    const stale = KNOWN.filter(({ from, to }) => !files.get(from)?.includes(to) || !(upALayer(from, to) || reaches(to, from)));
-    assert.deepEqual(stale.map(({ from, to }) => edgeText(from, to)), [], 'KNOWN entries that no longer break a rule: delete them');
   });
 
   it("has the README's module map name what each module really uses", () => {

@@ -24,6 +24,8 @@ import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymana
 import { ovnDriver } from './providers/ovn/driver.js';
 import type { OvnDeps } from './providers/ovn/deps.js';
 import { ovnMachinery } from './providers/ovn/machinery.js';
+import { noopDriver } from './providers/noop/driver.js';
+import { certificateBookkeeping } from './providers/certificate-bookkeeping.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -87,9 +89,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const network = new NetworkCatalog(config.network);
   // A worker reconciles the Northbound database with ours when it connects and after every reconnection.
   const ovn = ovnMachinery(config, network, db, log.child({ role: opts.worker ? 'worker' : 'api' }), { reconcile: !!opts.worker });
+  const bookkeeping = certificateBookkeeping(keyManager);
   const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, {
-    amphora: () => amphoraDriver(amphora, config.compute.driver),
-    ovn: () => ovnDriver(ovn.load, network, config),
+    noop: () => noopDriver(bookkeeping),
+    amphora: () => amphoraDriver(amphora, config.compute.driver, bookkeeping),
+    ovn: () => ovnDriver(ovn.load, network, config, bookkeeping),
   });
   const deps: ApiDeps = {
     db,
@@ -107,7 +111,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     const mounts = [...(opts.mounts ?? []), ...(keyManagerApi ? [{ prefix: KEY_MANAGER_PREFIX, plugin: keyManagerApi(opts.authenticate), ownProtocol: true }] : [])];
     app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts, logger: opts.logger === false ? false : log });
   }
-  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency, keyManager }) : undefined;
+  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
   return {
     config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {

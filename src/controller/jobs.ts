@@ -3,24 +3,28 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, JobTable } from '../db/schema.js';
 import type { Db } from '../db/database.js';
-import type { Operation } from '../providers/driver.js';
+import type { JobPayload, Operation } from '../provider-contract/operations.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
-import { forgetFailovers } from './failover-memory.js';
+import { forgetFailovers } from '../db/failover-memory.js';
 
 export type Job = JobTable;
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
 
-export interface EnqueueRequest {
+interface JobRequest<O extends Operation> {
   loadBalancerId: string;
   provider: string;
-  operation: Operation;
-  payload?: Record<string, unknown>;
+  operation: O;
   /**
    * The health manager's own failovers. Any other job is a change to the load balancer (or an
-   * operator's decision), which lifts what its failed failovers left (see failover-memory.ts).
+   * operator's decision), which lifts what its failed failovers left (see db/failover-memory.ts).
    */
   automatic?: boolean;
 }
+
+/** A job of one operation with that operation's payload, which may be left out when none of its fields is required. */
+export type EnqueueRequest = {
+  [O in Operation]: JobRequest<O> & ({} extends JobPayload<O> ? { payload?: JobPayload<O> } : { payload: JobPayload<O> });
+}[Operation];
 
 let sequence = 0;
 /** Millisecond time plus a per-process counter, so jobs enqueued within one millisecond keep their order. */

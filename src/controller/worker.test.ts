@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { openDatabase, migrate, type Db } from '../db/database.js';
 import { ProviderRegistry } from '../providers/registry.js';
-import type { ProviderDriver } from '../providers/driver.js';
-import type { Flow, StepContext } from './flow.js';
+import type { ProviderDriver } from '../provider-contract/provider.js';
+import type { Flow, StepContext } from '../provider-contract/flow.js';
 import { LocalJobSignal } from './signal.js';
 import { Worker } from './worker.js';
 import { claimNext, enqueue, recordProgress } from './jobs.js';
@@ -138,8 +138,8 @@ test('a failing step reverts the finished ones in reverse order and names itself
 
 test('jobs of one load balancer run one at a time, in the order they were enqueued', async () => {
   const seen: string[] = [];
-  flow = { steps: [{ name: 'record', run: async (ctx) => { seen.push(String(ctx.payload.n)); await new Promise((r) => setTimeout(r, 10)); } }], onFailure: async () => undefined };
-  for (let n = 0; n < 4; n++) await enqueue(db.kysely, { loadBalancerId: 'lb1', provider: 'test', operation: 'loadbalancer.update', payload: { n } });
+  flow = { steps: [{ name: 'record', run: async (ctx) => { seen.push(String(ctx.payload.amphora_id)); await new Promise((r) => setTimeout(r, 10)); } }], onFailure: async () => undefined };
+  for (let n = 0; n < 4; n++) await enqueue(db.kysely, { loadBalancerId: 'lb1', provider: 'test', operation: 'amphora.config', payload: { amphora_id: String(n) } });
   const w = new Worker({ db, providers: registry(), signal, log, leaseMs: 5000, concurrency: 3 });
   w.start();
   await until(async () => seen.length === 4);

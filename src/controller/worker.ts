@@ -7,25 +7,20 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { ProviderRegistry } from '../providers/registry.js';
-import type { Operation } from '../providers/driver.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
+import type { Operation, StepPayload } from '../provider-contract/operations.js';
 import type { JobSignal } from './signal.js';
-import type { StepContext } from './flow.js';
+import type { StepContext } from '../provider-contract/flow.js';
 import { adoptOrphanedJobs, claimNext, finish, recordProgress, release, renewLease, type Job } from './jobs.js';
 import { stepFinished, stepStarted } from './trace.js';
-import type { KeyManager } from '../keymanager/index.js';
-import { pendingReleases, releaseRemoved, releaseReplaced, tlsChangeOf, type PendingRelease } from './consumers.js';
-import { recordAfterJob } from './certificates-in-use.js';
 
 export interface WorkerOptions {
   db: Db;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   signal: JobSignal;
   log: Logger;
   leaseMs: number;
   concurrency: number;
-  /** Where listeners and pools a job removes stop being certificate consumers; tests of the job runner alone go without. */
-  keyManager?: KeyManager;
 }
 
 export class Worker {
@@ -83,15 +78,15 @@ export class Worker {
       jobId: job.id,
       loadBalancerId: job.load_balancer_id,
       operation: job.operation,
-      payload: JSON.parse(job.payload) as Record<string, unknown>,
+      payload: JSON.parse(job.payload) as StepPayload,
       signal,
       heartbeat,
       log,
     };
     try {
-      const { keyManager } = this.opts;
-      const releases = keyManager ? await pendingReleases(db, job.load_balancer_id) : [];
-      const flow = providers.forLoadBalancer(job.provider).flow(job.operation as Operation);
+      const driver = providers.forLoadBalancer(job.provider);
+      const ended = await driver.jobHook?.begin(ctx);
+      const flow = driver.flow(job.operation as Operation);
       let i = job.next_step;
       for (; i < flow.steps.length; i++) {
         const step = flow.steps[i]!;
@@ -125,29 +120,17 @@ export class Worker {
           }
           await flow.onFailure(ctx, step.name, err);
           await finish(db, job.id, this.id, 'failed', `${step.name}: ${err.message}`);
-          if (keyManager) await certificateBookkeeping(keyManager, db, log, job.load_balancer_id, releases, ctx.payload);
+          await ended?.();
           return;
         }
         await recordProgress(db, job.id, this.id, i + 1);
       }
       await finish(db, job.id, this.id, 'done');
-      if (keyManager) await certificateBookkeeping(keyManager, db, log, job.load_balancer_id, releases, ctx.payload);
+      await ended?.();
     } catch (e) {
       log.error({ err: e }, 'job aborted');
     } finally {
       clearInterval(timer);
     }
   }
-}
-
-/**
- * What the key manager is told once a job has ended, done or failed: the objects it removed
- * and the references it replaced stop being consumers (a failed job removed nothing, and what
- * it replaced may still be in its rows), and the load balancer's certificates in use are
- * recorded as they now stand.
- */
-async function certificateBookkeeping(keyManager: KeyManager, db: Db, log: Logger, lbId: string, releases: readonly PendingRelease[], payload: Readonly<Record<string, unknown>>): Promise<void> {
-  await releaseRemoved(keyManager, db, log, releases);
-  await releaseReplaced(keyManager, db, log, tlsChangeOf(payload));
-  await recordAfterJob(keyManager, db, lbId, log);
 }

@@ -349,7 +349,7 @@ export interface KeyManagerConsumerTable {
   created_at: string;
 }
 
-/** A load balancer's failed failovers (see src/controller/failover-memory.ts). */
+/** A load balancer's failed failovers (see src/db/failover-memory.ts). */
 export interface FailoverMemoryTable {
   load_balancer_id: string;
   kind: 'configuration' | 'infrastructure';

@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
-import type { ProviderRegistry } from '../providers/registry.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
 import { HeartbeatReceiver } from './receiver.js';
 import { StaleDetector, type CheckOutcome } from './stale.js';
 import { writeHeartbeats } from './store.js';
@@ -20,7 +20,7 @@ export interface HealthManagerDeps {
   db: Db;
   config: Config;
   jobs: JobSignal;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   log: Logger;
   /** This process's metrics registry, where the counters are exported. */
   metrics?: Registry;

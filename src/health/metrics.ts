@@ -8,6 +8,7 @@ import { Counter, type Registry } from 'prom-client';
 import { REFUSALS } from '../amphora/heartbeat.js';
 import type { ReceiverCounters } from './receiver.js';
 
+/** What the health manager counts (HealthManager.counters()): the receiver's counters and its own. */
 export interface HealthCounters extends ReceiverCounters {
   /** Reports that lacked an enabled listener, so did not count as a sign of life. */
   incompleteReports: number;

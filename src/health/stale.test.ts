@@ -6,7 +6,7 @@ import { activeLoadBalancer } from '../../test/support/seed-rows.js';
 import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
 import { timestamp } from '../domain/time.js';
 import { StaleDetector, type StaleDetectorOptions } from './stale.js';
-import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../controller/failover-memory.js';
+import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../db/failover-memory.js';
 import { enqueue } from '../controller/jobs.js';
 import type { AmphoraTable } from '../db/schema.js';
 

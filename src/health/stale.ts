@@ -5,23 +5,23 @@
  * circuit breaker when too large a share of the load balancers is silent at once (the fault
  * is then in the network or in us, and rebuilding everything would make it worse); a cap on
  * failovers in flight; nothing while our own heartbeat pipeline is dropping reports; and each
- * load balancer's memory of its failed failovers (failover-memory.ts): after a failure on
+ * load balancer's memory of its failed failovers (db/failover-memory.ts): after a failure on
  * configuration none until it changes, after any other a back-off that grows.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { JobSignal } from '../controller/signal.js';
-import type { ProviderRegistry } from '../providers/registry.js';
+import type { ProviderLookup } from '../provider-contract/provider.js';
 import { enqueue } from '../controller/jobs.js';
-import { lockLoadBalancer } from '../api/locks.js';
+import { lockLoadBalancer } from '../db/lb-lock.js';
 import { ApiError, apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
-import { failoverMemories, nextFailoverAt } from '../controller/failover-memory.js';
+import { failoverMemories, nextFailoverAt } from '../db/failover-memory.js';
 
 export interface StaleDetectorOptions {
   db: Db;
   jobs: JobSignal;
-  providers: ProviderRegistry;
+  providers: ProviderLookup;
   log: Logger;
   timeoutMs: number;
   maxConcurrentFailovers: number;

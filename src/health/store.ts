@@ -7,7 +7,7 @@
 import type { Db } from '../db/database.js';
 import { timestamp } from '../domain/time.js';
 import type { AcceptedHeartbeat } from './receiver.js';
-import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from './status.js';
+import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from '../operating-status/derivation.js';
 import { writeStats, type StatsRow } from './stats.js';
 
 /** Amphorae that report for their load balancer; others (booting, being deleted) only prove they are alive. */

@@ -5,7 +5,7 @@
  * descriptions are the capability lists the API shows.
  */
 import { apiError } from '../domain/errors.js';
-import type { Capability } from './driver.js';
+import type { Capability } from '../provider-contract/provider.js';
 
 export interface DataKey {
   readonly type: 'string' | 'boolean' | 'array';

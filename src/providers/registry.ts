@@ -1,11 +1,13 @@
 /** Which providers this deployment enables, under which names (Octavia's aliases included). */
 import { apiError } from '../domain/errors.js';
-import type { ProviderDriver } from './driver.js';
+import type { ProviderDriver } from '../provider-contract/provider.js';
 import { noopDriver } from './noop/driver.js';
 
 /**
  * The providers that need nothing but the database, by canonical name. `amphora` needs the
- * machinery of the process (CA, compute, network), so the runtime supplies it as `extra`.
+ * machinery of the process (CA, compute, network), so the runtime supplies it as `extra`; the
+ * runtime also makes each provider with its key manager's certificate bookkeeping (a registry
+ * made without, as tests of the job runner make it, keeps no such books).
  */
 const builtins: Record<string, () => ProviderDriver> = {
   noop: noopDriver,

@@ -1,5 +1,5 @@
 /** A small observed tree for status-derivation tests (amphora heartbeats and OVN probes alike). */
-import type { ObservedTree, StatusChange } from '../../src/health/status.js';
+import type { ObservedTree, StatusChange } from '../../src/operating-status/derivation.js';
 
 export const LB = '00000000-0000-4000-8000-000000000001';
 export const L1 = '00000000-0000-4000-8000-000000000011';

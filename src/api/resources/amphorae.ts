@@ -7,15 +7,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import type { AmphoraTable } from '../../db/schema.js';
 import { apiError } from '../../domain/errors.js';
-import { timestamp } from '../../domain/time.js';
 import { authorize } from '../../identity/policy.js';
-import { enqueue } from '../../controller/jobs.js';
-import type { Operation } from '../../providers/driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type AttrKind, type ListSpec } from '../listing.js';
-import { lockForChildChange } from '../locks.js';
 import { amphoraView } from '../views/amphora.js';
-import { amphoraStats } from '../../health/stats.js';
+import { amphoraStats } from '../views/stats.js';
 import { change } from '../change.js';
+import { deleteAmphora, failoverAmphora, refreshAmphoraConfig } from '../writes/amphorae.js';
 
 const column = (name: keyof AmphoraTable, kind: AttrKind = 'string') => ({ column: name, kind });
 
@@ -100,24 +98,11 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     return { amphora: pickFields(amphoraView(await load(req.params.id)), fieldsOf(req)) };
   });
 
-  /**
-   * Only a failed amphora may be deleted. One serving a load balancer goes PENDING_DELETE and
-   * its provider removes it; a spare has no provider job to wait for and is DELETED at once.
-   */
   app.delete<{ Params: { id: string } }>('/amphorae/:id', async (req, reply) => {
     authorize(req.ctx, 'amphora', 'delete');
     const amp = await load(req.params.id);
     const lb = await ownerFor(amp, 'amphora.delete');
-    await change(deps, async (trx) => {
-      const r = await trx
-        .updateTable('amphora')
-        .set({ status: lb ? 'PENDING_DELETE' : 'DELETED', updated_at: timestamp() })
-        .where('id', '=', amp.id)
-        .where('status', '=', 'ERROR')
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw apiError('LB_IMMUTABLE', 'amphora', amp.id);
-      if (lb) await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.delete', payload: { amphora_id: amp.id } });
-    });
+    await change(deps, (trx) => deleteAmphora(trx, amp, lb));
     return reply.code(204).send();
   });
 
@@ -125,19 +110,15 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     authorize(req.ctx, 'amphora', 'put_failover');
     const amp = await load(req.params.id);
     const lb = await requireOwner(amp, 'amphora.failover');
-    await change(deps, async (trx) => {
-      await lockForChildChange(trx, lb.id);
-      await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id } });
-    });
+    await change(deps, (trx) => failoverAmphora(trx, amp, lb));
     return reply.code(202).send();
   });
 
-  /** Refreshes the amphora agent's configuration: no status changes. */
   app.put<{ Params: { id: string } }>('/amphorae/:id/config', async (req, reply) => {
     authorize(req.ctx, 'amphora', 'put_config');
     const amp = await load(req.params.id);
     const lb = await requireOwner(amp, 'amphora.config');
-    await change(deps, (trx) => enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.config', payload: { amphora_id: amp.id } }));
+    await change(deps, (trx) => refreshAmphoraConfig(trx, amp, lb));
     return reply.code(202).send();
   });
 

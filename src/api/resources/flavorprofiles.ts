@@ -11,8 +11,9 @@ import { apiError } from '../../domain/errors.js';
 import type { TSchema } from '../../domain/schema-kit.js';
 import { FlavorProfileCreateBody, FlavorProfileUpdateBody } from '../../domain/schemas/flavor.js';
 import { authorize, type Resource } from '../../identity/policy.js';
-import type { ProviderDriver } from '../../providers/driver.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type ListSpec } from '../listing.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
+import type { ListSpec } from '../listing.js';
+import { catalogReadRoutes } from '../shared-routes.js';
 import { flavorProfileView } from '../views/flavor.js';
 
 /** Octavia answers the nil UUID with 404 everywhere: deleted LBs point their flavor at it. */
@@ -87,17 +88,7 @@ export const profileRoutes = <Row extends ProfileRow>(deps: ApiDeps, kind: Profi
     kind.validate(deps.providers.get(providerName), data);
   };
 
-  app.get(kind.path, async (req) => {
-    authorize(req.ctx, kind.policy, 'get_all');
-    const q = parseListQuery(req.query as Record<string, string | string[]>, list, deps.config.api.paginationMaxLimit);
-    const page = await listPage<Row>(db, list, q, (qb) => qb, selfUrl(req, deps.publicUrl()));
-    return { [kind.plural]: page.rows.map((row) => pickFields(kind.view(row), q.fields)), [kind.linksKey]: page.links };
-  });
-
-  app.get<{ Params: { id: string } }>(`${kind.path}/:id`, async (req) => {
-    authorize(req.ctx, kind.policy, 'get_one');
-    return { [kind.root]: pickFields(kind.view(await load(db, req.params.id)), fieldsOf(req)) };
-  });
+  catalogReadRoutes(app, deps, { ...kind, list, load: (id) => load(db, id) });
 
   app.post(kind.path, { schema: { body: kind.createBody } }, async (req, reply) => {
     authorize(req.ctx, kind.policy, 'post');

@@ -11,7 +11,8 @@ import { apiError } from '../../domain/errors.js';
 import type { TSchema } from '../../domain/schema-kit.js';
 import { FlavorCreateBody, FlavorUpdateBody } from '../../domain/schemas/flavor.js';
 import { authorize, type Resource } from '../../identity/policy.js';
-import { listPage, parseListQuery, pickFields, fieldsOf, selfUrl, type Attribute, type ListSpec } from '../listing.js';
+import type { Attribute, ListSpec } from '../listing.js';
+import { catalogReadRoutes } from '../shared-routes.js';
 import { flavorView } from '../views/flavor.js';
 import { NIL_UUID } from './flavorprofiles.js';
 
@@ -55,17 +56,7 @@ export const catalogRoutes = <Row>(deps: ApiDeps, kind: CatalogKind<Row>): Fasti
     if (await taken.executeTakeFirst()) throw apiError('DUPLICATE', `A ${kind.duplicateLabel} of ${name} already exists.`);
   };
 
-  app.get(kind.path, async (req) => {
-    authorize(req.ctx, kind.policy, 'get_all');
-    const q = parseListQuery(req.query as Record<string, string | string[]>, list, deps.config.api.paginationMaxLimit);
-    const page = await listPage<Row>(db, list, q, (qb) => qb, selfUrl(req, deps.publicUrl()));
-    return { [kind.plural]: page.rows.map((row) => pickFields(kind.view(row), q.fields)), [kind.linksKey]: page.links };
-  });
-
-  app.get<{ Params: { key: string } }>(`${kind.path}/:key`, async (req) => {
-    authorize(req.ctx, kind.policy, 'get_one');
-    return { [kind.root]: pickFields(kind.view(await load(db, req.params.key)), fieldsOf(req)) };
-  });
+  catalogReadRoutes(app, deps, { ...kind, list, load: (key) => load(db, key) });
 
   app.post(kind.path, { schema: { body: kind.createBody } }, async (req, reply) => {
     authorize(req.ctx, kind.policy, 'post');

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { authorize, type Resource } from '../../identity/policy.js';
-import type { Capability, ProviderDriver } from '../../providers/driver.js';
+import type { Capability, ProviderDriver } from '../../provider-contract/provider.js';
 import { pickFields, fieldsOf } from '../listing.js';
 
 type Query = Record<string, string | string[] | undefined>;

@@ -5,14 +5,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import type { QuotaTable } from '../../db/schema.js';
-import { QuotaResources, type QuotaResource } from '../../domain/defaults.js';
-import { apiError } from '../../domain/errors.js';
+import type { QuotaResource } from '../../domain/defaults.js';
 import { QuotaUpdateBody } from '../../domain/schemas/quota.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { allowed, authorize } from '../../identity/policy.js';
 import { listPage, parseListQuery, pickFields, selfUrl, projectScope, type Attribute, type ListSpec } from '../listing.js';
 import { effectiveQuota, quotaUsage } from '../quota.js';
 import { quotaView, quotaWithUsage } from '../views/quota.js';
+import { resetQuota, setQuota } from '../writes/quotas.js';
 
 const limit = (column: QuotaResource): Attribute => ({ column, kind: 'int' });
 
@@ -43,24 +43,6 @@ export const quotaList: ListSpec = {
  * RBAC and body, but always answer with the configured defaults.
  */
 const DEFAULTS_PROJECT = 'defaults';
-
-type QuotaPatch = Static<typeof QuotaUpdateBody>['quota'];
-
-const allNull = Object.fromEntries(QuotaResources.map((r) => [r, null])) as Record<QuotaResource, null>;
-
-/** The columns a PUT sets. When a body has both spellings the underscore-less one wins, as in Octavia. */
-function quotaChanges(b: QuotaPatch): Partial<Record<QuotaResource, number | null>> {
-  const values: Record<QuotaResource, number | null | undefined> = {
-    load_balancer: b.loadbalancer !== undefined ? b.loadbalancer : b.load_balancer,
-    listener: b.listener,
-    member: b.member,
-    pool: b.pool,
-    health_monitor: b.healthmonitor !== undefined ? b.healthmonitor : b.health_monitor,
-    l7policy: b.l7policy,
-    l7rule: b.l7rule,
-  };
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-}
 
 export const quotaRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const db = deps.db.kysely;
@@ -98,21 +80,14 @@ export const quotaRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =>
   app.put<{ Params: { projectId: string } }>('/quotas/:projectId', { schema: { body: QuotaUpdateBody } }, async (req, reply) => {
     const { projectId } = req.params;
     authorize(req.ctx, 'quota', 'put', projectId);
-    const changes = quotaChanges((req.body as Static<typeof QuotaUpdateBody>).quota);
-    const insert = db.insertInto('quota').values({ ...allNull, ...changes, project_id: projectId });
-    await (Object.keys(changes).length
-      ? insert.onConflict((oc) => oc.column('project_id').doUpdateSet(changes))
-      : insert.onConflict((oc) => oc.column('project_id').doNothing())
-    ).execute();
+    await setQuota(db, projectId, (req.body as Static<typeof QuotaUpdateBody>).quota);
     return reply.code(202).send(await effectiveWithUsage(projectId));
   });
 
-  /** Resets every limit to "use the default"; the row stays, as Octavia keeps it. */
   app.delete<{ Params: { projectId: string } }>('/quotas/:projectId', async (req, reply) => {
     const { projectId } = req.params;
     authorize(req.ctx, 'quota', 'delete', projectId);
-    const r = await db.updateTable('quota').set(allNull).where('project_id', '=', projectId).executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) throw apiError('NOT_FOUND', 'Quotas', projectId);
+    await resetQuota(db, projectId);
     return reply.code(202).send();
   });
 };

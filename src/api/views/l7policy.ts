@@ -2,7 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, L7PolicyTable } from '../../db/schema.js';
 import { readTags } from '../tags.js';
-import { l7RuleRelations, l7RuleView, type L7RuleRow } from './l7rule.js';
+import { l7RuleView, type L7RuleRow } from './l7rule.js';
 import { treeFields } from './tree-fields.js';
 
 export type L7PolicyRow = L7PolicyTable;
@@ -25,7 +25,7 @@ export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[]): Pr
   return { tags: await readTags(db, ids), rules };
 }
 
-function l7PolicyBase(row: L7PolicyRow, rel: L7PolicyRelations) {
+function l7PolicyBase(row: L7PolicyRow, tags: Map<string, string[]>) {
   return {
     ...treeFields(row),
     name: row.name,
@@ -37,12 +37,12 @@ function l7PolicyBase(row: L7PolicyRow, rel: L7PolicyRelations) {
     redirect_prefix: row.redirect_prefix,
     redirect_http_code: row.redirect_http_code,
     position: row.position,
-    tags: rel.tags.get(row.id) ?? [],
+    tags: tags.get(row.id) ?? [],
   };
 }
 
 export function l7PolicyView(row: L7PolicyRow, rel: L7PolicyRelations) {
-  return { ...l7PolicyBase(row, rel), rules: (rel.rules.get(row.id) ?? []).map((r) => ({ id: r.id })) };
+  return { ...l7PolicyBase(row, rel.tags), rules: (rel.rules.get(row.id) ?? []).map((r) => ({ id: r.id })) };
 }
 
 export async function renderL7Policies(db: Q, rows: readonly L7PolicyRow[]) {
@@ -51,10 +51,8 @@ export async function renderL7Policies(db: Q, rows: readonly L7PolicyRow[]) {
 }
 
 /** The form inside a fully populated LB (graph create response): rules as full objects. */
-export async function renderL7PoliciesFull(db: Q, rows: readonly L7PolicyRow[]) {
-  const rel = await l7PolicyRelations(db, rows);
-  const ruleRel = await l7RuleRelations(db, [...rel.rules.values()].flat());
-  return rows.map((r) => ({ ...l7PolicyBase(r, rel), rules: (rel.rules.get(r.id) ?? []).map((rule) => l7RuleView(rule, ruleRel)) }));
+export function l7PolicyFullView(row: L7PolicyRow, rules: readonly L7RuleRow[], tags: Map<string, string[]>) {
+  return { ...l7PolicyBase(row, tags), rules: rules.map((rule) => l7RuleView(rule, { tags })) };
 }
 
 export type L7PolicyView = ReturnType<typeof l7PolicyView>;

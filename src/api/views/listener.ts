@@ -88,4 +88,9 @@ export function listenerView(row: ListenerRow, rel: ListenerRelations) {
   };
 }
 
+export async function renderListeners(db: Q, rows: readonly ListenerRow[]) {
+  const rel = await listenerRelations(db, rows.map((r) => r.id));
+  return rows.map((r) => listenerView(r, rel));
+}
+
 export type ListenerView = ReturnType<typeof listenerView>;

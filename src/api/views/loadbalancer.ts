@@ -51,4 +51,9 @@ export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelation
   };
 }
 
+export async function renderLoadBalancers(db: Kysely<Database>, rows: readonly LoadBalancerRow[]) {
+  const rel = await loadBalancerRelations(db, rows.map((r) => r.id));
+  return rows.map((r) => loadBalancerView(r, rel));
+}
+
 export type LoadBalancerView = ReturnType<typeof loadBalancerView>;

@@ -30,4 +30,9 @@ export function memberView(row: MemberRow, rel: MemberRelations) {
   };
 }
 
+export async function renderMembers(db: Kysely<Database> | Transaction<Database>, rows: readonly MemberRow[]) {
+  const rel = await memberRelations(db, rows.map((r) => r.id));
+  return rows.map((r) => memberView(r, rel));
+}
+
 export type MemberView = ReturnType<typeof memberView>;

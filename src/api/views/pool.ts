@@ -4,38 +4,12 @@ import type { Database, PoolTable } from '../../db/schema.js';
 import type { PoolSpec, SessionPersistence } from '../../domain/rules/pool.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
+import { poolListenerIds } from '../../db/pool-listeners.js';
 
 export type PoolRow = PoolTable;
 type Q = Kysely<Database> | Transaction<Database>;
 
 const none = ['-'];
-
-/**
- * The listeners a pool serves: those using it as default pool, plus those owning an enabled
- * L7 policy with at least one rule that redirects to it (Octavia's definition).
- */
-export async function poolListenerIds(db: Q, poolIds: readonly string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(poolIds.map((id) => [id, []]));
-  if (!poolIds.length) return out;
-  const ids = [...poolIds];
-  const [byDefault, byPolicy] = await Promise.all([
-    db.selectFrom('listener').select(['id', 'default_pool_id as pool_id', 'created_at']).where('default_pool_id', 'in', ids).execute(),
-    db
-      .selectFrom('l7policy')
-      .innerJoin('listener', 'listener.id', 'l7policy.listener_id')
-      .select(['listener.id as id', 'l7policy.redirect_pool_id as pool_id', 'listener.created_at as created_at'])
-      .where('l7policy.redirect_pool_id', 'in', ids)
-      .where('l7policy.admin_state_up', '=', 1)
-      .where(({ exists, selectFrom }) => exists(selectFrom('l7rule').select('l7rule.id').whereRef('l7rule.l7policy_id', '=', 'l7policy.id')))
-      .execute(),
-  ]);
-  const rows = [...byDefault, ...byPolicy].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-  for (const r of rows) {
-    const list = out.get(r.pool_id!);
-    if (list && !list.includes(r.id)) list.push(r.id);
-  }
-  return out;
-}
 
 export interface PoolRelations {
   tags: Map<string, string[]>;
@@ -97,6 +71,11 @@ export function poolView(row: PoolRow, rel: PoolRelations) {
     tls_versions: spec.tls_versions,
     alpn_protocols: spec.alpn_protocols,
   };
+}
+
+export async function renderPools(db: Q, rows: readonly PoolRow[]) {
+  const rel = await poolRelations(db, rows.map((r) => r.id));
+  return rows.map((r) => poolView(r, rel));
 }
 
 export type PoolView = ReturnType<typeof poolView>;

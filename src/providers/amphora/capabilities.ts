@@ -3,7 +3,7 @@
  * agent in processes on this machine: no LVS (so no UDP/SCTP), one amphora per load balancer
  * (no VRRP yet), and TLS versions as one range (HAProxy sets a minimum and a maximum).
  */
-import type { Capability, ProviderChecks } from '../driver.js';
+import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
 import { apiError } from '../../domain/errors.js';
 import { L4OnlyPoolProtocols } from '../../domain/enums.js';
 import { tlsVersionRange } from '../../domain/grammar/tls.js';

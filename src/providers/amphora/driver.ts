@@ -1,6 +1,6 @@
 /** The amphora provider: HAProxy amphorae on this machine, built and configured by the flows. */
 import type { Config } from '../../config.js';
-import type { ProviderDriver } from '../driver.js';
+import type { JobHook, ProviderDriver } from '../../provider-contract/provider.js';
 import {
   amphoraAvailabilityZoneCapabilities, amphoraChecks, amphoraFlavorCapabilities, PROVIDER, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData,
 } from './capabilities.js';
@@ -12,7 +12,7 @@ export const AMPHORA_DESCRIPTION = 'The Octavia Amphora driver.';
 /** Appended under compute.driver noop, so no client is told a data plane exists. No comma: tools split descriptions on commas. */
 export const NOOP_COMPUTE_DESCRIPTION_SUFFIX = ' (test mode: no-op compute and amphora drivers; no data plane)';
 
-export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute']['driver'] = 'local'): ProviderDriver {
+export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute']['driver'] = 'local', jobHook?: JobHook): ProviderDriver {
   const noop = compute === 'noop';
   return {
     name: PROVIDER,
@@ -23,5 +23,6 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks,
     flow: amphoraFlows(load),
+    jobHook,
   };
 }

@@ -12,10 +12,10 @@
  *    certificates is the listener's failure. Anything else (an agent that does not answer) may
  *    have left the data plane anywhere.
  *  - would a failover that failed fail the same way on the next amphora (configuration), or
- *    may it work later (infrastructure)? See controller/failover-memory.
+ *    may it work later (infrastructure)? See db/failover-memory.
  */
 import { AgentHttpError } from '../../amphora/client.js';
-import type { FailureKind } from '../../controller/failover-memory.js';
+import type { FailureKind } from '../../db/failover-memory.js';
 import { CertificateError } from '../../keymanager/certificates.js';
 import { UnretrievableReference } from '../../keymanager/tls-material.js';
 

@@ -6,7 +6,7 @@
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
  *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted); a failure is
- *                         remembered per load balancer (controller/failover-memory), mark-active forgets it
+ *                         remembered per load balancer (db/failover-memory), mark-active forgets it
  *   child changes, loadbalancer.update
  *                         push-config → verify-certificates → settle; a change the amphorae
  *                         refused puts only the changed objects in ERROR (verify-certificates
@@ -16,14 +16,14 @@
  *   amphora.config        push-config (to that amphora; no status changes)
  *   amphora.delete        delete-amphora
  */
-import type { Flow, StepContext } from '../../controller/flow.js';
+import type { Flow, StepContext } from '../../provider-contract/flow.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { settleFailure } from '../../db/lb-tree.js';
-import type { Operation } from '../driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
-import { rememberFailure } from '../../controller/failover-memory.js';
+import { rememberFailure } from '../../db/failover-memory.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause } from './failures.js';
 import { settleRefusedChange } from './statuses.js';
 import {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
-import type { Step, StepContext } from '../../controller/flow.js';
+import type { Step, StepContext } from '../../provider-contract/flow.js';
 import type { AmphoraTable, Database } from '../../db/schema.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
@@ -16,7 +16,7 @@ import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
 import { heartbeatKey } from '../../amphora/heartbeat-key.js';
-import { forgetFailovers } from '../../controller/failover-memory.js';
+import { forgetFailovers } from '../../db/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

@@ -12,8 +12,8 @@
  * job fails.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Step, StepContext } from '../../controller/flow.js';
-import { listenerRefColumns, tlsChangeOf, type ListenerRefColumns } from '../../controller/consumers.js';
+import type { Step, StepContext } from '../../provider-contract/flow.js';
+import { listenerRefColumns, type ListenerRefColumns } from '../../certificate-use/consumers.js';
 import type { ListenerTable } from '../../db/schema.js';
 import { readCertificate } from '../../keymanager/tls-material.js';
 import { timestamp } from '../../domain/time.js';
@@ -102,7 +102,7 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
         .where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE'])
         .execute();
       if (!listeners.length) return;
-      const change = tlsChangeOf(ctx.payload);
+      const change = ctx.payload.tls_change ?? null;
       const window: ProbeWindow = { signal: ctx.signal, settleMs };
       for (const listener of listeners) {
         const previous = change?.kind === 'listener' && change.id === listener.id ? change.previous : null;

@@ -3,7 +3,7 @@
  * Octavia's no-op driver (octavia/api/drivers/noop_driver/driver.py) it takes any flavor and
  * availability zone metadata, and lists the same capabilities with the same words.
  */
-import type { Capability, ProviderChecks } from '../driver.js';
+import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
 
 export const noopFlavorCapabilities: readonly Capability[] = [
   { name: 'amp_image_tag', description: 'The glance image tag to use for this load balancer.' },

@@ -1,5 +1,5 @@
 /** Every noop operation is one step: settle the tree's statuses. */
-import type { Flow } from '../../controller/flow.js';
+import type { Flow } from '../../provider-contract/flow.js';
 import { settleFailure } from '../../db/lb-tree.js';
 import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
 

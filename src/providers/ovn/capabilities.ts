@@ -9,7 +9,8 @@
  */
 import { apiError, type ApiError } from '../../domain/errors.js';
 import { HealthMonitorType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType } from '../../domain/enums.js';
-import type { Attrs, Operation, ProviderChecks } from '../driver.js';
+import type { Attrs, ProviderChecks } from '../../provider-contract/provider.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import { ipVersion } from '../../domain/net.js';
 
 export const PROVIDER = 'ovn';

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import { apiError } from '../../domain/errors.js';
 import { cidrContains } from '../../domain/net.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
-import type { Attrs, ProviderChecks, ProviderDriver } from '../driver.js';
+import type { Attrs, JobHook, ProviderChecks, ProviderDriver } from '../../provider-contract/provider.js';
 import { ovnChecks, PROVIDER, requireSupported } from './capabilities.js';
 import type { OvnDepsLoader } from './deps.js';
 import { ovnFlows } from './flows.js';
@@ -38,7 +38,7 @@ function deploymentChecks(catalog: NetworkCatalog, ovn: Config['ovn']): Provider
   };
 }
 
-export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config): ProviderDriver {
+export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config, jobHook?: JobHook): ProviderDriver {
   return {
     name: PROVIDER,
     description: 'Octavia OVN driver.',
@@ -55,5 +55,6 @@ export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: 
     validateAvailabilityZoneData: () => requireSupported('availability_zone', 'validate'),
     checks: deploymentChecks(catalog, config.ovn),
     flow: ovnFlows(load),
+    jobHook,
   };
 }

@@ -13,11 +13,11 @@
  */
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Flow, Step, StepContext } from '../../controller/flow.js';
+import type { Flow, Step, StepContext } from '../../provider-contract/flow.js';
 import { setOnOffStatus, settleFailure, settleSuccess, treeIds } from '../../db/lb-tree.js';
-import { loadTrees, writeStatusChanges } from '../../health/status.js';
+import { loadTrees, writeStatusChanges } from '../../operating-status/derivation.js';
 import { DisconnectedError } from '../../ovn/ovsdb/index.js';
-import type { Operation } from '../driver.js';
+import type { Operation } from '../../provider-contract/operations.js';
 import type { OvnDeps, OvnDepsLoader } from './deps.js';
 import { plannedState, releaseHealthPorts, type PlannedState } from './state.js';
 import { ovnStatusChanges } from './statuses.js';

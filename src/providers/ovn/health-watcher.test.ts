@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { migrate, openDatabase, type Db } from '../../db/database.js';
 import { ListenerDefaults } from '../../domain/defaults.js';
-import type { StatusChange, StatusTable } from '../../health/status.js';
+import type { StatusChange, StatusTable } from '../../operating-status/derivation.js';
 import { OvsdbClient, type RowInput } from '../../ovn/ovsdb/index.js';
 import { SB_SCHEMA, TestOvsdbServer } from '../../../test/support/ovsdb-server.js';
 import { freshPostgresDatabase } from '../../../test/support/postgres.js';

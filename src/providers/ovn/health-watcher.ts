@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
-import { loadTrees, writeStatusChanges, type StatusChange } from '../../health/status.js';
+import { loadTrees, writeStatusChanges, type StatusChange } from '../../operating-status/derivation.js';
 import type { Monitor, OvsdbClient, Row, RowChange } from '../../ovn/ovsdb/index.js';
 import { SB_DB } from './connection.js';
 import { findProbedMembers, healthFacts, loadProbedMembers, memberKey, ovnStatusChanges, rowKey, verdictsOf, SERVICE_MONITOR, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ObservedTree } from '../../health/status.js';
+import type { ObservedTree } from '../../operating-status/derivation.js';
 import { L1, L2, LB, M1, M2, M3, M4, member, observedTree, P1, P2, row, sorted } from '../../../test/support/observed-tree.js';
 import { healthFacts, ovnMemberStatuses, ovnStatusChanges, probedByOvn, type OvnHealthFacts, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
 

@@ -2,7 +2,7 @@
  * Operating status of an `ovn` load balancer. OVN probes members itself (../shared/reference/
  * ovn.md §A.6): northd turns each health check into Southbound `Service_Monitor` rows and
  * ovn-controller fills their `status`. Those facts become an Observation, and the derivation the
- * amphora path uses (health/status.ts) turns it into pool, listener and load balancer statuses.
+ * amphora path uses (operating-status/derivation.ts) turns it into pool, listener and load balancer statuses.
  *
  * Members, as the upstream provider reports them:
  *  - disabled: OFFLINE;
@@ -20,7 +20,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { bigIntToIp, ipToBigInt, ipVersion } from '../../domain/net.js';
 import type { Row } from '../../ovn/ovsdb/index.js';
-import { deriveStatuses, type ListenerState, type Observation, type ObservedTree, type PoolObservation, type StatusChange } from '../../health/status.js';
+import { deriveStatuses, type ListenerState, type Observation, type ObservedTree, type PoolObservation, type StatusChange } from '../../operating-status/derivation.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

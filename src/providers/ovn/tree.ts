@@ -7,7 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { servedTree } from '../../db/lb-tree.js';
 import type { Database } from '../../db/schema.js';
 import type { OvnLoadBalancer, OvnPool } from './nb-rows.js';
-import type { ObservedTree } from '../../health/status.js';
+import type { ObservedTree } from '../../operating-status/derivation.js';
 import { probedByOvn, serviceMonitorProtocol, type ProbedMember } from './statuses.js';
 
 type Q = Kysely<Database> | Transaction<Database>;

@@ -1,9 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, admin, memberA, PROJECT_A, type Harness } from '../../test/support/harness.js';
-import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../config.js';
+import { startHarness, admin, memberA, PROJECT_A, type Harness } from '../../../test/support/harness.js';
+import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
 import { collectGraphPools } from './graph.js';
-import { isApiError } from '../domain/errors.js';
+import { isApiError } from '../../domain/errors.js';
 
 let h: Harness;
 /** No worker: the 201 body and the rows stay exactly as the create left them. */

@@ -1,13 +1,14 @@
 /**
  * The load balancer is the lock. A change atomically moves the LB from an allowed state to
  * its pending state in the caller's transaction; when the LB is elsewhere, the change is
- * refused with Octavia's 409 wording, which clients retry on.
+ * refused with Octavia's 409 wording, which clients retry on. Both the API and the stale
+ * detector's failovers (health/stale.ts) take it.
  */
 import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database } from './schema.js';
 import { apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
-import { poolListenerIds } from './views/pool.js';
+import { poolListenerIds } from './pool-listeners.js';
 
 type Trx = Transaction<Database>;
 

@@ -1,9 +1,10 @@
 /**
  * Listeners and pools as consumers of the certificates they reference, as Barbican records
  * who uses a secret or container. The API registers an object once its create or update has
- * committed; the worker unregisters it once the job that deletes it has removed its row, and
- * unregisters the references an update replaced only once that job has ended: until the new
- * certificate is verified as served, the previous one may be put back.
+ * committed; its provider's job hook (providers/certificate-bookkeeping.ts) unregisters it once
+ * the job that deletes it has removed its row, and unregisters the references an update
+ * replaced only once that job has ended: until the new certificate is verified as served, the
+ * previous one may be put back.
  *
  * Bookkeeping never fails the operation it follows: that operation has committed (or its
  * rows are gone), and a consumer record only informs owners who is using their secrets. A
@@ -38,17 +39,13 @@ export function poolRefColumns(row: PoolRefColumns): PoolRefColumns {
 
 /**
  * A job payload's record of an update that changed certificate references: the reference
- * columns before and as requested. The worker releases what neither the object nor its
+ * columns before and as requested. The job hook releases what neither the object nor its
  * rollback keeps; the amphora provider puts `previous` back when the new certificate is not
  * served as it should be.
  */
 export type TlsChange =
   | { kind: 'listener'; id: string; previous: ListenerRefColumns; requested: ListenerRefColumns }
   | { kind: 'pool'; id: string; previous: PoolRefColumns; requested: PoolRefColumns };
-
-export function tlsChangeOf(payload: Readonly<Record<string, unknown>>): TlsChange | null {
-  return (payload.tls_change as TlsChange | undefined) ?? null;
-}
 
 function refsOf(change: TlsChange, columns: ListenerRefColumns | PoolRefColumns): string[] {
   return change.kind === 'listener' ? listenerRefsInUse(columns as ListenerRefColumns) : poolRefsInUse(columns as PoolRefColumns);

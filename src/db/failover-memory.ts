@@ -12,7 +12,7 @@
  * succeeds forgets it all.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, FailoverMemoryTable } from '../db/schema.js';
+import type { Database, FailoverMemoryTable } from './schema.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

@@ -1,27 +1,16 @@
 /**
  * The provider seam. A provider validates what it can build (refusing the rest with
  * Octavia's 501 wording) and supplies the flow that realises each operation. Every provider
- * folder holds the same files: driver.ts (this interface), capabilities.ts (what it accepts),
- * flows.ts (how it builds it).
+ * folder holds the same files: driver.ts (this interface implemented), capabilities.ts (what it
+ * accepts), flows.ts (how it builds it).
  */
-import type { Flow } from '../controller/flow.js';
+import type { Flow, StepContext } from './flow.js';
+import type { Operation } from './operations.js';
 
 export interface Capability {
   readonly name: string;
   readonly description: string;
 }
-
-export const Operations = [
-  'loadbalancer.create', 'loadbalancer.update', 'loadbalancer.delete', 'loadbalancer.failover',
-  'listener.create', 'listener.update', 'listener.delete',
-  'pool.create', 'pool.update', 'pool.delete',
-  'member.create', 'member.update', 'member.delete', 'member.batch',
-  'healthmonitor.create', 'healthmonitor.update', 'healthmonitor.delete',
-  'l7policy.create', 'l7policy.update', 'l7policy.delete',
-  'l7rule.create', 'l7rule.update', 'l7rule.delete',
-  'amphora.failover', 'amphora.config', 'amphora.delete',
-] as const;
-export type Operation = (typeof Operations)[number];
 
 /** API-shaped attributes of an object after defaults were applied (create) or merged (update). */
 export type Attrs = Readonly<Record<string, unknown>>;
@@ -52,4 +41,21 @@ export interface ProviderDriver {
   validateAvailabilityZoneData(data: Record<string, unknown>): void;
   readonly checks: ProviderChecks;
   flow(operation: Operation): Flow;
+  /** What the provider does around each of its jobs besides the flow, if anything. */
+  readonly jobHook?: JobHook;
+}
+
+/**
+ * Work beside a provider's flows, around each of its jobs: `begin` runs before the job's first
+ * step, in every attempt, and resolves to what runs once the job has ended, done or failed. A job
+ * interrupted has not ended (it resumes at its step), so nothing runs then. Neither part changes
+ * the job's outcome: it is recorded before the end runs.
+ */
+export interface JobHook {
+  begin(ctx: StepContext): Promise<() => Promise<void>>;
+}
+
+/** How the controller and the health manager find the driver of a stored load balancer (providers/registry.ts implements it). */
+export interface ProviderLookup {
+  forLoadBalancer(provider: string): ProviderDriver;
 }

@@ -100,9 +100,9 @@ export async function recordCertificatesInUse(keyManager: KeyManager, db: Db, lo
 }
 
 /**
- * What the worker runs after every job that finished, done or failed: records the load
- * balancer's certificates when it uses any or had rows (one query decides, so a load
- * balancer without TLS costs nothing more). Never throws: the job's outcome stands.
+ * What runs after every job that ended, done or failed (providers/certificate-bookkeeping.ts):
+ * records the load balancer's certificates when it uses any or had rows (one query decides, so
+ * a load balancer without TLS costs nothing more). Never throws: the job's outcome stands.
  */
 export async function recordAfterJob(keyManager: KeyManager, db: Db, loadBalancerId: string, log: Log): Promise<void> {
   try {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Heartbeat } from '../domain/amphora-config.js';
-import { deriveStatuses, heartbeatObservation, memberStatus, type ObservedTree } from './status.js';
+import { deriveStatuses, heartbeatObservation, memberStatus, type ObservedTree } from './derivation.js';
 import { L1, L2, LB, M1, M2, M3, observedTree, P1, P2, row, sorted } from '../../test/support/observed-tree.js';
 
 const tree = observedTree;

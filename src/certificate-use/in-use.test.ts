@@ -9,7 +9,7 @@ import { createTestPki, type IssuedCert, type TestPki } from '../../test/support
 import { DAY_MS, daysToExpiry } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
 import type { CertificateInUseTable } from '../db/schema.js';
-import { concernsCertificates, recordCertificatesInUse } from './certificates-in-use.js';
+import { concernsCertificates, recordCertificatesInUse } from './in-use.js';
 
 let h: Harness;
 let pki: TestPki;

@@ -1,17 +1,19 @@
 /**
- * A flow is an ordered list of small idempotent steps. The runner persists progress after
- * every step, so a worker that dies mid-flow is replaced by one that resumes at the first
- * unfinished step; on failure it reverts the finished steps in reverse order.
+ * A flow is an ordered list of small idempotent steps, which a provider supplies per operation
+ * and the worker (controller/worker.ts) runs. The worker persists progress after every step, so
+ * a worker that dies mid-flow is replaced by one that resumes at the first unfinished step; on
+ * failure it reverts the finished steps in reverse order.
  */
 import type { Db } from '../db/database.js';
 import type { Logger } from 'pino';
+import type { StepPayload } from './operations.js';
 
 export interface StepContext {
   readonly db: Db;
   readonly jobId: string;
   readonly loadBalancerId: string;
   readonly operation: string;
-  readonly payload: Readonly<Record<string, unknown>>;
+  readonly payload: StepPayload;
   /** Aborted when the worker stops or loses its lease: long steps must honour it. */
   readonly signal: AbortSignal;
   /** Extends the lease; long steps call it while they wait. */

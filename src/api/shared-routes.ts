@@ -1,0 +1,100 @@
+/**
+ * The routes that are the same but for names: the two reads most collections have,
+ * `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<key>` (`fields` applied),
+ * for the objects of a load balancer's tree and for the admin catalogs; and the update and
+ * delete of a tree object around what each resource does. Creates stay spelled out in each
+ * resource's own file.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { change } from './change.js';
+import type { ApiDeps } from './context.js';
+import type { RequestContext } from '../domain/context.js';
+import type { Static, TSchema } from '../domain/schema-kit.js';
+import { authorize, type Resource } from '../identity/policy.js';
+import { fieldsOf, listOwned, listPage, parseListQuery, pickFields, selfUrl, type ListSpec } from './listing.js';
+
+/** Project-owned objects: the caller's, or every project's for admins and global readers; 404/403 as Octavia answers. */
+export interface TreeReads<Row> {
+  /** `/listeners`: the collection is answered under `listeners` and `listeners_links`. */
+  readonly path: `/${string}`;
+  /** The envelope of one object (`listener`), which also names it to the policy. */
+  readonly root: Resource;
+  readonly list: ListSpec;
+  load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one'): Promise<Row>;
+  render(rows: Row[]): Promise<Array<Record<string, unknown>>>;
+}
+
+export function treeReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: TreeReads<Row>): void {
+  const plural = r.path.slice(1);
+  app.get(r.path, async (req) => {
+    const { items, links } = await listOwned(deps, req, r.root, r.list, r.render);
+    return { [plural]: items, [`${plural}_links`]: links };
+  });
+
+  app.get<{ Params: { id: string } }>(`${r.path}/:id`, async (req) => {
+    const [view] = await r.render([await r.load(deps, req.ctx, req.params.id, 'get_one')]);
+    return { [r.root]: pickFields(view!, fieldsOf(req)) };
+  });
+}
+
+/** `PUT /<plural>/:id` of a tree object: loaded as the caller may update it; `update` answers its view. */
+export interface TreeUpdate<Row, S extends TSchema> {
+  readonly path: `/${string}`;
+  readonly root: string;
+  readonly schema: S;
+  load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'put'): Promise<Row>;
+  update(row: Row, body: Static<S>, req: FastifyRequest): Promise<unknown>;
+}
+
+export function treeUpdateRoute<Row, S extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeUpdate<Row, S>): void {
+  app.put<{ Params: { id: string } }>(`${r.path}/:id`, { schema: { body: r.schema } }, async (req) => {
+    const row = await r.load(deps, req.ctx, req.params.id, 'put');
+    return { [r.root]: await r.update(row, req.body as Static<S>, req) };
+  });
+}
+
+/**
+ * `DELETE /<plural>/:id` of a tree object: loaded as the caller may delete it, then `remove`
+ * (lock, mark PENDING_DELETE, enqueue) in one transaction; 204.
+ */
+export function treeDeleteRoute<Row>(
+  app: FastifyInstance,
+  deps: ApiDeps,
+  path: `/${string}`,
+  load: (deps: ApiDeps, ctx: RequestContext, id: string, action: 'delete') => Promise<Row>,
+  remove: (trx: Transaction<Database>, row: Row, req: FastifyRequest) => Promise<void>,
+): void {
+  app.delete<{ Params: { id: string } }>(`${path}/:id`, async (req, reply) => {
+    const row = await load(deps, req.ctx, req.params.id, 'delete');
+    await change(deps, (trx) => remove(trx, row, req));
+    return reply.code(204).send();
+  });
+}
+
+/** An admin-managed catalog (flavors, availability zones and their profiles): visible to every project, unscoped. */
+export interface CatalogReads<Row> {
+  readonly path: string;
+  readonly root: string;
+  readonly plural: string;
+  readonly linksKey: string;
+  readonly policy: Resource;
+  readonly list: ListSpec;
+  load(key: string): Promise<Row>;
+  view(row: Row): Record<string, unknown>;
+}
+
+export function catalogReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: CatalogReads<Row>): void {
+  app.get(r.path, async (req) => {
+    authorize(req.ctx, r.policy, 'get_all');
+    const q = parseListQuery(req.query as Record<string, string | string[]>, r.list, deps.config.api.paginationMaxLimit);
+    const page = await listPage<Row>(deps.db.kysely, r.list, q, (qb) => qb, selfUrl(req, deps.publicUrl()));
+    return { [r.plural]: page.rows.map((row) => pickFields(r.view(row), q.fields)), [r.linksKey]: page.links };
+  });
+
+  app.get<{ Params: { key: string } }>(`${r.path}/:key`, async (req) => {
+    authorize(req.ctx, r.policy, 'get_one');
+    return { [r.root]: pickFields(r.view(await r.load(req.params.key)), fieldsOf(req)) };
+  });
+}

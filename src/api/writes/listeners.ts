@@ -1,0 +1,168 @@
+/** Listener writes: the insert the endpoint and graph create share, and the locked create, update and delete. */
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { ApiDeps } from '../context.js';
+import type { Database } from '../../db/schema.js';
+import { apiError } from '../../domain/errors.js';
+import { timestamp } from '../../domain/time.js';
+import type { Static } from '../../domain/schema-kit.js';
+import type { ListenerInput, ListenerUpdateBody } from '../../domain/schemas/listener.js';
+import {
+  assertPoolProtocolAllowed, assertPortFree, listenerSpecForCreate, listenerSpecForUpdate,
+  type ListenerEnv, type ListenerSpec,
+} from '../../domain/rules/listener.js';
+import { enqueue } from '../../controller/jobs.js';
+import { listenerSpecOf, renderListeners, type ListenerRow } from '../views/listener.js';
+import type { LoadBalancerRow } from '../views/loadbalancer.js';
+import { writeTags } from '../tags.js';
+import { lockForChildChange, markPending } from '../../db/lb-lock.js';
+import { checkQuota } from '../quota.js';
+import { parentLoadBalancer } from '../loaders.js';
+import { namedCreate, namedUpdate } from './named.js';
+import { enqueueTlsUpdate } from './tls-consumers.js';
+import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
+import type { Caller } from '../../keymanager/index.js';
+import { listenerRefColumns } from '../../certificate-use/consumers.js';
+
+type Trx = Transaction<Database>;
+type CreateInput = Static<typeof ListenerInput>;
+type UpdateInput = Static<typeof ListenerUpdateBody>['listener'];
+
+function listenerEnv(deps: ApiDeps, lb: LoadBalancerRow): ListenerEnv {
+  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>;
+  return {
+    vipAddresses: [lb.vip_address, ...additional.map((v) => v.ip_address)].filter((a): a is string => !!a),
+    hasVipSecurityGroups: (JSON.parse(lb.vip_sg_ids) as string[]).length > 0,
+    allowTerminatedHttps: deps.config.api.allowTerminatedHttps,
+    allowPrometheus: deps.config.api.allowPrometheusListeners,
+  };
+}
+
+/** A default pool must live on the listener's load balancer and speak a compatible protocol. */
+async function checkDefaultPool(trx: Trx, lbId: string, poolId: string, listenerProtocol: string): Promise<void> {
+  const pool = await trx.selectFrom('pool').select(['protocol', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirst();
+  if (!pool || pool.load_balancer_id !== lbId) throw apiError('NOT_FOUND', 'Pool', poolId);
+  assertPoolProtocolAllowed(listenerProtocol, pool.protocol);
+}
+
+const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
+function listenerColumns(spec: ListenerSpec) {
+  return {
+    protocol: spec.protocol,
+    protocol_port: spec.protocol_port,
+    connection_limit: spec.connection_limit,
+    insert_headers: JSON.stringify(spec.insert_headers),
+    timeout_client_data: spec.timeout_client_data,
+    timeout_member_connect: spec.timeout_member_connect,
+    timeout_member_data: spec.timeout_member_data,
+    timeout_tcp_inspect: spec.timeout_tcp_inspect,
+    default_tls_container_ref: spec.default_tls_container_ref,
+    sni_container_refs: JSON.stringify(spec.sni_container_refs),
+    client_authentication: spec.client_authentication,
+    client_ca_tls_container_ref: spec.client_ca_tls_container_ref,
+    client_crl_container_ref: spec.client_crl_container_ref,
+    allowed_cidrs: json(spec.allowed_cidrs),
+    tls_ciphers: spec.tls_ciphers,
+    tls_versions: json(spec.tls_versions),
+    alpn_protocols: json(spec.alpn_protocols),
+    hsts_max_age: spec.hsts_max_age,
+    hsts_include_subdomains: spec.hsts_include_subdomains ? 1 : 0,
+    hsts_preload: spec.hsts_preload ? 1 : 0,
+  };
+}
+
+/** What a provider's listener check sees: the API attributes after defaults or merge. */
+function providerAttrs(row: ListenerRow) {
+  return { ...listenerSpecOf(row), id: row.id, name: row.name, description: row.description, admin_state_up: row.admin_state_up === 1, default_pool_id: row.default_pool_id, loadbalancer_id: row.load_balancer_id, project_id: row.project_id };
+}
+
+/**
+ * The certificate references a new listener names, checked before its transaction. The
+ * listener rules come first, as Octavia judges the references only once they are allowed at all.
+ */
+export async function verifyNewListenerRefs(deps: ApiDeps, caller: Caller, lb: LoadBalancerRow, input: CreateInput): Promise<void> {
+  if (namesAny(listenerTlsRefs(input))) await verifyTlsRefs(deps.keyManager, caller, [forCreate(listenerTlsRefs(listenerSpecForCreate(input, listenerEnv(deps, lb))))]);
+}
+
+/** The references an update names, judged against the listener they would leave. */
+export async function verifyListenerUpdateRefs(deps: ApiDeps, caller: Caller, row: ListenerRow, b: UpdateInput): Promise<void> {
+  if (!touchesListenerRefs(b)) return;
+  const lb = await parentLoadBalancer(deps.db.kysely, row.load_balancer_id);
+  const result = listenerSpecForUpdate(listenerSpecOf(row), b, listenerEnv(deps, lb));
+  await verifyTlsRefs(deps.keyManager, caller, [{ named: listenerTlsRefs(b), result: listenerTlsRefs(result) }]);
+}
+
+/**
+ * Validates and writes a new listener (PENDING_CREATE) of `lb` in the caller's transaction.
+ * Locking, quota and the job are the caller's: the endpoint and graph create share this.
+ */
+export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput): Promise<ListenerRow> {
+  const spec = listenerSpecForCreate(input, listenerEnv(deps, lb));
+  const siblings = await trx.selectFrom('listener').select(['protocol', 'protocol_port']).where('load_balancer_id', '=', lb.id).execute();
+  assertPortFree(spec, siblings);
+  const defaultPoolId = input.default_pool_id ?? null;
+  if (defaultPoolId) await checkDefaultPool(trx, lb.id, defaultPoolId, spec.protocol);
+  const row: ListenerRow = {
+    id: randomUUID(),
+    project_id: lb.project_id,
+    load_balancer_id: lb.id,
+    ...namedCreate(input),
+    provisioning_status: 'PENDING_CREATE',
+    operating_status: 'OFFLINE',
+    default_pool_id: defaultPoolId,
+    ...listenerColumns(spec),
+    status_reason: null,
+    created_at: timestamp(),
+    updated_at: null,
+  };
+  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(row));
+  await trx.insertInto('listener').values(row).execute();
+  await writeTags(trx, row.id, input.tags);
+  return row;
+}
+
+/** POST /listeners: the LB locked, the quota taken, the listener written and its job enqueued. */
+export async function createListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput): Promise<ListenerRow> {
+  await lockForChildChange(trx, lb.id);
+  await checkQuota(trx, deps.config, lb.project_id, { listener: 1 }, deps.db.dialect);
+  const created = await insertListener(deps, trx, lb, input);
+  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.create' });
+  return created;
+}
+
+/**
+ * Applies a PUT body to the listener as stored now (read under the LB lock) and enqueues the
+ * job. Returns the listener as written, rendered in the transaction: once committed, the
+ * worker may settle the change at once.
+ */
+export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, b: UpdateInput) {
+  const { id } = row;
+  await lockForChildChange(trx, row.load_balancer_id);
+  const current = await trx.selectFrom('listener').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const lb = await parentLoadBalancer(trx, current.load_balancer_id);
+  const spec = listenerSpecForUpdate(listenerSpecOf(current), b, listenerEnv(deps, lb));
+  if (b.default_pool_id) await checkDefaultPool(trx, lb.id, b.default_pool_id, spec.protocol);
+  const updated: ListenerRow = {
+    ...current,
+    ...listenerColumns(spec),
+    ...namedUpdate(current, b),
+    default_pool_id: b.default_pool_id === undefined ? current.default_pool_id : b.default_pool_id,
+    provisioning_status: 'PENDING_UPDATE',
+    status_reason: null,
+    updated_at: timestamp(),
+  };
+  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));
+  await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
+  await writeTags(trx, id, b.tags);
+  await enqueueTlsUpdate(trx, lb, touchesListenerRefs(b), { kind: 'listener', id, previous: listenerRefColumns(current), requested: listenerRefColumns(updated) });
+  const [view] = await renderListeners(trx, [updated]);
+  return { updated, view: view! };
+}
+
+export async function deleteListener(trx: Trx, row: ListenerRow): Promise<void> {
+  await lockForChildChange(trx, row.load_balancer_id);
+  const lb = await parentLoadBalancer(trx, row.load_balancer_id);
+  await markPending(trx, 'listener', [row.id], 'PENDING_DELETE');
+  await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.delete' });
+}
