@@ -36,7 +36,10 @@ test('under a flood of forged datagrams genuine heartbeats keep the amphora ONLI
 
   const metrics = await refusalsInMetrics(w.h);
   assert.ok(metrics.bad_mac! > 0 && metrics.malformed! > 0 && metrics.replay! > 0, JSON.stringify(metrics));
-  assert.equal(metrics.bad_mac, counters.refused.badMac);
+  // The receiving thread's snapshots keep coming while the last forged datagrams are judged: /metrics
+  // shows the counters of a moment between the two reads.
+  const later = w.manager.counters().refused.badMac;
+  assert.ok(metrics.bad_mac! >= counters.refused.badMac && metrics.bad_mac! <= later, `${metrics.bad_mac} bad-MAC refusals in /metrics, ${counters.refused.badMac}..${later} counted`);
   const warnings = lines.filter((l) => l.includes('refused in bulk'));
   assert.equal(warnings.length, 1, 'one warning, not one per datagram');
   assert.match(warnings[0]!, /"refusedPerSecond":\d+/);
