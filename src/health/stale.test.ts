@@ -58,6 +58,16 @@ async function loadBalancers(s: Setup, n: number): Promise<string[]> {
   return ids;
 }
 
+/** One load balancer whose one amphora fell silent past the timeout, and the detector's first check, which fails it over. */
+async function oneFailedOver(s: Awaited<ReturnType<typeof setup>>) {
+  const [lb] = await loadBalancers(s, 1);
+  const detector = s.detector();
+  s.clock.now += TIMEOUT;
+  const amphora = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
+  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [amphora.id], triggered: [amphora.id] });
+  return { lb: lb!, detector, amphora };
+}
+
 test('nothing happens during the first heartbeat timeout after start', async (t) => {
   const s = await setup(t);
   const [lb] = await loadBalancers(s, 1);
@@ -129,11 +139,7 @@ test('circuit breaker: when more than the fraction is silent, they are FAILOVER_
 
 test('a single silent amphora never opens the circuit, even when it is the only one', async (t) => {
   const s = await setup(t);
-  const [lb] = await loadBalancers(s, 1);
-  const detector = s.detector();
-  s.clock.now += TIMEOUT;
-  const only = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
-  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [only.id], triggered: [only.id] });
+  await oneFailedOver(s);
 });
 
 test('never more than maxConcurrentFailovers queued or running at once', async (t) => {
@@ -180,21 +186,17 @@ async function failoverFailed(s: Setup, lb: string, kind: FailureKind): Promise<
 
 test('failed failovers back off per load balancer, across the amphorae that replace each other', async (t) => {
   const s = await setup(t);
-  const [lb] = await loadBalancers(s, 1);
-  const detector = s.detector();
-  s.clock.now += TIMEOUT;
-  const old = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
-  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
+  const { lb, detector, amphora: old } = await oneFailedOver(s);
 
   // The replacement failed (boot, agent): neither the still silent amphora nor the new one in ERROR is failed over before 2 timeouts.
-  await failoverFailed(s, lb!, 'infrastructure');
+  await failoverFailed(s, lb, 'infrastructure');
   s.clock.now += 2 * TIMEOUT - 1;
   assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [] });
   s.clock.now += 1;
   assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
 
   // Failed again: 4 timeouts; a restarted health manager remembers it.
-  await failoverFailed(s, lb!, 'infrastructure');
+  await failoverFailed(s, lb, 'infrastructure');
   const restarted = s.detector();
   assert.deepEqual(await restarted.check(), { kind: 'grace' });
   s.clock.now += 4 * TIMEOUT - 1;
@@ -215,12 +217,8 @@ test('the back-off between failed failovers is bounded', () => {
 
 test('a failover that failed on configuration is not retried until a job is enqueued for the load balancer by anyone else', async (t) => {
   const s = await setup(t);
-  const [lb] = await loadBalancers(s, 1);
-  const detector = s.detector();
-  s.clock.now += TIMEOUT;
-  const old = await insertAmphora(s.h, lb!, { last_heartbeat_at: s.clock.now - 10_000 });
-  assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [old.id] });
-  const refused = await failoverFailed(s, lb!, 'configuration');
+  const { lb, detector, amphora: old } = await oneFailedOver(s);
+  const refused = await failoverFailed(s, lb, 'configuration');
 
   s.clock.now += 24 * 3600_000;
   assert.deepEqual(await detector.check(), { kind: 'checked', silent: [old.id], triggered: [] });
@@ -228,7 +226,7 @@ test('a failover that failed on configuration is not retried until a job is enqu
 
   // Its owner changes something (or an operator fails it over): the memory is gone and the detector acts again.
   const db = s.h.runtime.db.kysely;
-  await enqueue(db, { loadBalancerId: lb!, provider: 'amphora', operation: 'loadbalancer.update' });
+  await enqueue(db, { loadBalancerId: lb, provider: 'amphora', operation: 'loadbalancer.update' });
   await db.updateTable('job').set({ state: 'failed' }).where('operation', '=', 'loadbalancer.update').execute();
   assert.equal((await failoverMemories(db)).size, 0);
   const outcome = await detector.check();
