@@ -21,7 +21,7 @@ import { repoRoot } from '../test/support/ostia-process.js';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
-  ['config', 'db', 'pki', 'compute', 'ovn'],
+  ['config', 'db', 'pki', 'compute', 'ovn', 'tls'],
   ['amphora', 'identity', 'network', 'keymanager', 'operating-status'],
   ['certificate-use'],
   ['provider-contract'],

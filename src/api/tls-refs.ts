@@ -11,7 +11,7 @@
 import type { FastifyRequest } from 'fastify';
 import { apiError, type ApiError } from '../domain/errors.js';
 import { pyList } from '../domain/rules/listener.js';
-import { CertificateError } from '../keymanager/certificates.js';
+import { CertificateError } from '../tls/certificates.js';
 import { ForeignReferenceError, type Caller, type KeyManager } from '../keymanager/index.js';
 import { readCaAndCrl, readCertificate, UnretrievableReference } from '../keymanager/tls-material.js';
 

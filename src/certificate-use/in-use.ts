@@ -13,7 +13,7 @@
 import type { BaseLogger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { CertificateInUseTable } from '../db/schema.js';
-import { CertificateError, type CaBundle } from '../keymanager/certificates.js';
+import { CertificateError, type CaBundle } from '../tls/certificates.js';
 import type { KeyManager } from '../keymanager/index.js';
 import { readCaBundle, readCertificate, readCrl } from '../keymanager/tls-material.js';
 import type { CertificateObjectKind, CertificateRole } from '../domain/certificate-expiry.js';

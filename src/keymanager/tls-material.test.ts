@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { alice, startKeyManager, type KeyManagerFixture } from '../../test/support/keymanager-harness.js';
-import { CertificateError } from './certificates.js';
+import { CertificateError } from '../tls/certificates.js';
 import { createTestPki, type TestPki } from '../../test/support/test-pki.js';
 import { haproxyCertificatePem, pemBlocks, readCaAndCrl, readCertificate, UnretrievableReference } from './tls-material.js';
 

@@ -5,7 +5,7 @@
  * builder to ship them, expiry tracking to date them: one way to read, one set of refusals.
  */
 import { createHash } from 'node:crypto';
-import { CertificateError, parseCaBundle, parseCrl, parseTlsBundle, type CaBundle, type CertificateContainerParts, type Crl, type TlsBundle } from './certificates.js';
+import { CertificateError, parseCaBundle, parseCrl, parseTlsBundle, type CaBundle, type CertificateContainerParts, type Crl, type TlsBundle } from '../tls/certificates.js';
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
 import type { KeyManager, Material } from './index.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentConnectionError, AgentHttpError } from '../../amphora/client.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause } from './failures.js';
-import { CertificateError } from '../../keymanager/certificates.js';
+import { CertificateError } from '../../tls/certificates.js';
 
 test('only a configuration the agent refused is a failure on configuration', () => {
   const refused = new AgentHttpError(400, 'haproxy refused the configuration', "[ALERT] parsing [/var/lib/x/haproxy.cfg:12] : 'ssl-default-bind-ciphers' : unknown cipher", 'PUT /1.0/config');

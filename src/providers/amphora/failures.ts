@@ -16,7 +16,7 @@
  */
 import { AgentHttpError } from '../../amphora/client.js';
 import type { FailureKind } from '../../db/failover-memory.js';
-import { CertificateError } from '../../keymanager/certificates.js';
+import { CertificateError } from '../../tls/certificates.js';
 import { UnretrievableReference } from '../../keymanager/tls-material.js';
 
 /** Only a configuration the agent refused: a build that fails for want of a machine or an answer may work next time. */

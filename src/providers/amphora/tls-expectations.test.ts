@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseTlsBundle } from '../../keymanager/certificates.js';
+import { parseTlsBundle } from '../../tls/certificates.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../../../test/support/test-pki.js';
 import { probesFor, UNCOVERED_PROBE_NAME, type Served } from './tls-expectations.js';
 

@@ -11,7 +11,7 @@
  * which shows the old certificate is gone.
  */
 import { X509Certificate } from 'node:crypto';
-import type { TlsBundle } from '../../keymanager/certificates.js';
+import type { TlsBundle } from '../../tls/certificates.js';
 
 export interface Probe {
   /** Sent as SNI; null sends none. */
