@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentConnectionError, AgentHttpError } from '../../amphora/client.js';
-import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause } from './failures.js';
+import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause, refusedChangeReason } from './failures.js';
 import { CertificateError } from '../../tls/certificates.js';
 
 test('only a configuration the agent refused is a failure on configuration', () => {
@@ -43,4 +43,13 @@ test("a failed load balancer's reason names the step and what it means, not the 
   assert.doesNotMatch(text, /127\.80|9443/);
   assert.match(ownerFailureReason('boot-compute', new Error('spawn /usr/sbin/haproxy ENOENT')), /could not be started/);
   assert.doesNotMatch(ownerFailureReason('mystery-step', new Error('/etc/secret')), /\/etc/);
+});
+
+test('only a change that never reached HAProxy is said to leave the previous configuration serving', () => {
+  const refused = new AgentHttpError(400, 'haproxy refused the configuration', null, 'PUT /1.0/config');
+  assert.match(refusedChangeReason('push-config', refused) ?? '', /still serves its previous configuration$/);
+  const applied = refusedChangeReason('verify-certificates', new Error('203.0.113.5:443 served abc, expected def')) ?? '';
+  assert.match(applied, /does not serve its certificates/);
+  assert.doesNotMatch(applied, /previous configuration/);
+  assert.equal(refusedChangeReason('push-config', new AgentConnectionError('connect ECONNREFUSED 127.80.0.10:9443', 'ECONNREFUSED', true)), null);
 });

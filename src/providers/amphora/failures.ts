@@ -44,6 +44,17 @@ export function refusedChangeCause(step: string, error: Error): string | null {
   return null;
 }
 
+/**
+ * The owner's account of a change that was not applied: the cause, and (when nothing new reached
+ * HAProxy) that the previous configuration still serves; null as for refusedChangeCause. A
+ * listener that fails verify-certificates was applied, so nothing is said of the previous one.
+ */
+export function refusedChangeReason(step: string, error: Error): string | null {
+  const cause = refusedChangeCause(step, error);
+  if (cause === null) return null;
+  return step === 'push-config' ? `${cause}. The load balancer still serves its previous configuration` : cause;
+}
+
 /** What each step's failure means to the owner, where the change did not simply fail (above). */
 const stepMeaning: Record<string, string> = {
   'create-amphora': 'no amphora could be recorded for it',

@@ -24,7 +24,7 @@ import type { Operation } from '../../provider-contract/operations.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 import { rememberFailure } from '../../db/failover-memory.js';
-import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause } from './failures.js';
+import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeReason } from './failures.js';
 import { settleRefusedChange } from './statuses.js';
 import {
   bootCompute, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
@@ -64,7 +64,7 @@ async function failFailover(ctx: StepContext, step: string, error: Error): Promi
  */
 function failChange(load: AmphoraDepsLoader): Flow['onFailure'] {
   return async (ctx, step, error) => {
-    const cause = refusedChangeCause(step, error);
+    const cause = refusedChangeReason(step, error);
     if (cause === null) return failLoadBalancer(ctx, step, error);
     const { dataPlane } = await load();
     await ctx.db.kysely.transaction().execute((trx) => settleRefusedChange(trx, ctx.loadBalancerId, cause, { dataPlane }));

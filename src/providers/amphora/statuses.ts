@@ -94,7 +94,7 @@ export async function settleRefusedChange(trx: Trx, lbId: string, cause: string,
   await markError(trx, changed);
   if (!(await settleAmphoraTree(trx, lbId, opts))) return;
   const names = changed.map((o) => `${labels[o.table]} ${o.id}`).join(', ');
-  const reason = `the change to ${names} was not applied: ${cause}. The load balancer still serves its previous configuration; update or delete what failed.`;
+  const reason = `the change to ${names} was not applied: ${cause}; update or delete what failed.`;
   await trx.updateTable('load_balancer').set({ status_reason: reason }).where('id', '=', lbId).execute();
   const listeners = changed.filter((o) => o.table === 'listener').map((o) => o.id);
   if (listeners.length) await trx.updateTable('listener').set({ status_reason: reason }).where('id', 'in', listeners).execute();
