@@ -16,7 +16,7 @@ import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { postgresPassOnly } from '../../test/support/requirements.js';
 import { createSocket } from 'node:dgram';
-import { eventually, freeUdpPort, randomPort } from '../../test/support/amphora-fixtures.js';
+import { eventually, freeTcpPort, freeUdpPort } from '../../test/support/amphora-fixtures.js';
 
 const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
@@ -121,7 +121,7 @@ test('ostia health run apart counts what it refuses and serves the counters at a
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const [udp, metricsPort] = [await freeUdpPort(), randomPort()];
+  const [udp, metricsPort] = [await freeUdpPort(), await freeTcpPort()];
   const config = join(dir, 'health.json');
   writeFileSync(config, JSON.stringify({ amphora: { healthListen: `127.0.0.1:${udp}`, healthMetricsListen: `127.0.0.1:${metricsPort}`, heartbeatSecret: 'h'.repeat(64) } }));
   const health = await startRole(['health', '--config', config, '--data-dir', join(dir, 'data'), '--database-url', database.url]);

@@ -36,24 +36,35 @@ export function randomPort(): number {
 }
 
 /**
- * A UDP port free right now, for a health manager whose address amphorae must be told. Picked
- * below the kernel's ephemeral range: amphorae bind their heartbeat sockets to ephemeral ports,
- * handed out nearly in sequence, and one took the health port while `ostia up` restarted.
+ * A port free right now on 127.0.0.1, for an address a process must be told before it binds.
+ * Picked below the kernel's ephemeral range: outgoing connections and amphorae's heartbeat
+ * sockets take ephemeral ports, handed out nearly in sequence, and one took the health port
+ * while `ostia up` restarted.
  */
-export async function freeUdpPort(): Promise<number> {
+async function freePort(kind: 'udp' | 'tcp'): Promise<number> {
   const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    const socket = createSocket('udp4');
-    const free = await new Promise<boolean>((resolve) => {
-      socket.once('error', () => resolve(false));
-      socket.bind(port, '127.0.0.1', () => resolve(true));
-    });
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
-    if (free) return port;
+    if (await bindsNow(kind, port)) return port;
   }
-  throw new Error(`no free UDP port found below ${low} in 50 tries`);
+  throw new Error(`no free ${kind.toUpperCase()} port found below ${low} in 50 tries`);
 }
+
+async function bindsNow(kind: 'udp' | 'tcp', port: number): Promise<boolean> {
+  const probe = kind === 'udp' ? createSocket('udp4') : createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    probe.once('error', () => resolve(false));
+    if (kind === 'udp') (probe as ReturnType<typeof createSocket>).bind(port, '127.0.0.1', () => resolve(true));
+    else (probe as ReturnType<typeof createServer>).listen(port, '127.0.0.1', () => resolve(true));
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return free;
+}
+
+/** For a health manager's heartbeat address. */
+export const freeUdpPort = () => freePort('udp');
+/** For a TCP listener of a process started apart (e.g. a metrics address). */
+export const freeTcpPort = () => freePort('tcp');
 
 export interface Backend {
   address: string;
