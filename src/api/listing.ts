@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely, type SelectQueryBuilder, type Expression, type SqlBool, type ExpressionBuilder } from 'kysely';
 import type { FastifyRequest } from 'fastify';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import { apiError } from '../domain/errors.js';
 import { isUuid, normaliseUuid } from '../domain/net.js';
 import type { RequestContext } from '../domain/context.js';
@@ -32,6 +33,33 @@ export const treeAttributes: Readonly<Record<string, Attribute>> = {
   created_at: { column: 'created_at', kind: 'string' },
   updated_at: { column: 'updated_at', kind: 'string' },
 };
+
+/** The kind of a request schema's scalar field (a nullable one by its other member); lists and maps have none. */
+function schemaKind(schema: TSchema): AttrKind | undefined {
+  const own = schema.anyOf ? (schema.anyOf as TSchema[]).find((s) => s.type !== 'null') : schema;
+  switch (own?.type) {
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'float';
+    case 'boolean':
+      return 'bool';
+    case 'string':
+      return own.format === 'uuid' ? 'uuid' : 'string';
+    default:
+      return undefined;
+  }
+}
+
+/** Every scalar field of a create body, filterable under its own name and column: a new field is a new filter. */
+export function schemaAttributes(body: TObject): Record<string, Attribute> {
+  const out: Record<string, Attribute> = {};
+  for (const [name, schema] of Object.entries(body.properties)) {
+    const kind = schemaKind(schema);
+    if (kind) out[name] = { column: name, kind };
+  }
+  return out;
+}
 
 export const nameAttributes: Readonly<Record<string, Attribute>> = {
   name: { column: 'name', kind: 'string' },

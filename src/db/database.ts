@@ -1,13 +1,10 @@
 /** Opens the database named by a URL: `sqlite:<path>` (embedded default) or `postgres://…`. */
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileMigrationProvider, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { openPostgresPool } from './postgres-pool.js';
-import * as initial from './migrations/0001-initial.js';
-import * as amphora from './migrations/0002-amphora.js';
-import * as keyManager from './migrations/0003-keymanager.js';
-import * as tls from './migrations/0004-tls.js';
-import * as privateState from './migrations/0005-private-state.js';
-import * as failoverMemory from './migrations/0006-failover-memory.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -17,9 +14,8 @@ export interface Db {
   close(): Promise<void>;
 }
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-amphora': amphora, '0003-keymanager': keyManager, '0004-tls': tls, '0005-private-state': privateState, '0006-failover-memory': failoverMemory };
-
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+/** Every file of migrations/, applied in name order: a new migration is a new file and nothing else. */
+const provider = new FileMigrationProvider({ fs, path, migrationFolder: fileURLToPath(new URL('./migrations', import.meta.url)) });
 
 export async function openDatabase(url: string): Promise<Db> {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {

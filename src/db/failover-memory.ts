@@ -12,7 +12,8 @@
  * succeeds forgets it all.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, FailoverMemoryTable } from './schema.js';
+import type { Database } from './schema.js';
+import type { FailoverMemoryRecord as FailoverMemoryTable } from './records/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

@@ -9,10 +9,11 @@ import type { Database } from './schema.js';
 import { apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
 import { poolListenerIds } from './pool-listeners.js';
+import type { ProvisioningStatus } from '../domain/enums.js';
 
 type Trx = Transaction<Database>;
 
-async function transition(trx: Trx, lbId: string, from: readonly string[], to: string): Promise<string | null> {
+async function transition(trx: Trx, lbId: string, from: readonly ProvisioningStatus[], to: ProvisioningStatus): Promise<string | null> {
   const r = await trx
     .updateTable('load_balancer')
     .set({ provisioning_status: to, updated_at: timestamp() })
@@ -30,7 +31,7 @@ export async function lockForChildChange(trx: Trx, lbId: string): Promise<void> 
 }
 
 /** For LB update/delete/failover, with the states each allows. */
-export async function lockLoadBalancer(trx: Trx, lbId: string, from: readonly string[], to: 'PENDING_UPDATE' | 'PENDING_DELETE'): Promise<void> {
+export async function lockLoadBalancer(trx: Trx, lbId: string, from: readonly ProvisioningStatus[], to: 'PENDING_UPDATE' | 'PENDING_DELETE'): Promise<void> {
   const state = await transition(trx, lbId, from, to);
   if (state !== null) throw apiError('LB_INVALID_STATE', state, lbId);
 }

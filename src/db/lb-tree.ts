@@ -6,6 +6,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { timestamp } from '../domain/time.js';
+import { PendingStatuses } from '../domain/enums.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -159,7 +160,7 @@ export async function settleFailure(db: Q, lbId: string, reason: string): Promis
   for (const table of childTables) {
     const all = idsOf(ids, table);
     if (!all.length) continue;
-    await db.updateTable(table).set({ provisioning_status: 'ERROR', updated_at: now }).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
+    await db.updateTable(table).set({ provisioning_status: 'ERROR', updated_at: now }).where('id', 'in', all).where('provisioning_status', 'in', PendingStatuses).execute();
   }
   await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR', status_reason: reason, updated_at: now }).where('id', '=', lbId).execute();
 }
@@ -190,7 +191,7 @@ export async function pendingObjects(db: Q, lbId: string): Promise<PendingObject
   for (const table of childTables) {
     const all = idsOf(ids, table);
     if (!all.length) continue;
-    const rows = await db.selectFrom(table).select(['id', 'provisioning_status']).where('id', 'in', all).where('provisioning_status', 'like', 'PENDING_%').execute();
+    const rows = await db.selectFrom(table).select(['id', 'provisioning_status']).where('id', 'in', all).where('provisioning_status', 'in', PendingStatuses).execute();
     found.push(...rows.map((r) => ({ table, id: r.id, provisioning_status: r.provisioning_status })));
   }
   return found;

@@ -3,6 +3,9 @@
 export const ProvisioningStatus = ['ACTIVE', 'PENDING_CREATE', 'PENDING_UPDATE', 'PENDING_DELETE', 'DELETED', 'ERROR'] as const;
 export type ProvisioningStatus = (typeof ProvisioningStatus)[number];
 
+/** An operation is under way on the object: the API refuses other changes to it meanwhile. */
+export const PendingStatuses = ['PENDING_CREATE', 'PENDING_UPDATE', 'PENDING_DELETE'] as const satisfies readonly ProvisioningStatus[];
+
 export const OperatingStatus = ['ONLINE', 'OFFLINE', 'DEGRADED', 'ERROR', 'DRAINING', 'NO_MONITOR'] as const;
 export type OperatingStatus = (typeof OperatingStatus)[number];
 
@@ -57,6 +60,10 @@ export type AmphoraRole = (typeof AmphoraRole)[number];
 
 export const AmphoraStatus = ['BOOTING', 'ALLOCATED', 'READY', 'PENDING_CREATE', 'PENDING_DELETE', 'DELETED', 'ERROR', 'FAILOVER_STOPPED'] as const;
 export type AmphoraStatus = (typeof AmphoraStatus)[number];
+
+/** A persisted job's life: queued, claimed with a lease (running), then done or failed. */
+export const JobState = ['queued', 'running', 'done', 'failed'] as const;
+export type JobState = (typeof JobState)[number];
 
 export const Topology = ['SINGLE', 'ACTIVE_STANDBY'] as const;
 export type Topology = (typeof Topology)[number];

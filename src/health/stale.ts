@@ -17,6 +17,7 @@ import { lockLoadBalancer } from '../db/lb-lock.js';
 import { ApiError, apiError } from '../domain/errors.js';
 import { timestamp } from '../domain/time.js';
 import { failoverMemories, nextFailoverAt } from '../db/failover-memory.js';
+import type { AmphoraStatus } from '../domain/enums.js';
 
 export interface StaleDetectorOptions {
   db: Db;
@@ -40,11 +41,11 @@ export type CheckOutcome =
 interface Candidate {
   id: string;
   load_balancer_id: string;
-  status: string;
+  status: AmphoraStatus;
   reason: string;
 }
 
-const WATCHED = ['ALLOCATED', 'FAILOVER_STOPPED'];
+const WATCHED: readonly AmphoraStatus[] = ['ALLOCATED', 'FAILOVER_STOPPED'];
 
 export class StaleDetector {
   private readonly now: () => number;

@@ -9,11 +9,12 @@ import type { Db } from '../db/database.js';
 import type { AmphoraTable } from '../db/schema.js';
 import type { IssuedCert } from '../pki/ca.js';
 import { timestamp } from '../domain/time.js';
+import type { AmphoraStatus } from '../domain/enums.js';
 
 const DAY_MS = 86_400_000;
 const CLAIM_EXPIRY_MS = 10 * 60_000;
 /** Only amphorae whose agent runs and answers can take a new certificate. */
-const ROTATABLE = ['ALLOCATED', 'READY', 'FAILOVER_STOPPED'];
+const ROTATABLE: readonly AmphoraStatus[] = ['ALLOCATED', 'READY', 'FAILOVER_STOPPED'];
 
 export type RotationTarget = Pick<AmphoraTable, 'id' | 'lb_network_ip' | 'agent_url'>;
 

@@ -5,13 +5,13 @@
  */
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { KeyManagerAclTable } from '../db/schema.js';
 import type {
-  KeyManagerAclTable,
-  KeyManagerConsumerTable,
-  KeyManagerContainerSecretTable,
-  KeyManagerContainerTable,
-  KeyManagerSecretTable,
-} from '../db/schema.js';
+  KeyManagerConsumerRecord as KeyManagerConsumerTable,
+  KeyManagerContainerSecretRecord as KeyManagerContainerSecretTable,
+  KeyManagerContainerRecord as KeyManagerContainerTable,
+  KeyManagerSecretRecord as KeyManagerSecretTable,
+} from '../db/records/key-manager.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import type { EntityKind, Guarded } from './access.js';
 import type { Sealed } from './crypto.js';

@@ -8,6 +8,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
+import { PendingStatuses, type OperatingStatus } from '../domain/enums.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -30,7 +31,7 @@ export type StatusTable = 'load_balancer' | 'listener' | 'pool' | 'member';
 export interface StatusChange {
   table: StatusTable;
   id: string;
-  operating_status: string;
+  operating_status: OperatingStatus;
 }
 
 /**
@@ -43,7 +44,7 @@ export interface PoolObservation {
   /** The pool as a whole serves; false is Octavia's pool DOWN, i.e. ERROR. */
   up: boolean;
   /** Member id → API operating status (ONLINE, ERROR, DRAINING, OFFLINE, NO_MONITOR). */
-  members: ReadonlyMap<string, string>;
+  members: ReadonlyMap<string, OperatingStatus>;
 }
 
 /** What a data plane reports of one load balancer. Ids it does not know are ignored. */
@@ -70,13 +71,13 @@ export interface Derivation {
 }
 
 /** Higher is worse: when several reports or children disagree, the worst wins. */
-const severity: Record<string, number> = { ONLINE: 0, NO_MONITOR: 1, DRAINING: 2, DEGRADED: 3, OFFLINE: 4, ERROR: 5 };
-const worst = (a: string, b: string): string => ((severity[b] ?? 0) > (severity[a] ?? 0) ? b : a);
+const severity: Record<OperatingStatus, number> = { ONLINE: 0, NO_MONITOR: 1, DRAINING: 2, DEGRADED: 3, OFFLINE: 4, ERROR: 5 };
+const worst = (a: OperatingStatus, b: OperatingStatus): OperatingStatus => (severity[b] > severity[a] ? b : a);
 
 const pending = (row: { provisioning_status: string }) => row.provisioning_status.startsWith('PENDING_');
 
 /** HAProxy's server states (`show stat` status column) as API member operating statuses. */
-export function memberStatus(reported: string): string | undefined {
+export function memberStatus(reported: string): OperatingStatus | undefined {
   const s = reported.trim().toUpperCase();
   if (s === 'NO CHECK') return 'NO_MONITOR';
   if (s.startsWith('UP')) return 'ONLINE';
@@ -95,10 +96,10 @@ const listenerState = (reported: string): ListenerState => (reported === 'OPEN' 
  */
 export function heartbeatObservation(hb: Heartbeat, configVersion: number): Observation {
   const listeners = new Map(Object.entries(hb.listeners).map(([id, report]) => [id, listenerState(report.status)] as const));
-  const pools = new Map<string, { up: boolean; members: Map<string, string> }>();
+  const pools = new Map<string, { up: boolean; members: Map<string, OperatingStatus> }>();
   for (const [key, report] of Object.entries(hb.pools)) {
     const poolId = key.split(':')[0]!;
-    const seen = pools.get(poolId) ?? { up: true, members: new Map<string, string>() };
+    const seen = pools.get(poolId) ?? { up: true, members: new Map<string, OperatingStatus>() };
     if (report.status.trim().toUpperCase() !== 'UP') seen.up = false;
     for (const [memberId, state] of Object.entries(report.members)) {
       const derived = memberStatus(state);
@@ -114,12 +115,12 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
   // Absence means something only when the data plane runs the newest config of a settled, enabled LB.
   const judgeAbsence = !pending(lb) && lb.admin_state_up === 1 && observed.current;
   const derived: StatusChange[] = [];
-  let lbStatus = 'ONLINE';
+  let lbStatus: OperatingStatus = 'ONLINE';
 
   let listenersComplete = true;
   for (const l of tree.listeners) {
     const state = observed.listeners.get(l.id);
-    let status: string | undefined;
+    let status: OperatingStatus | undefined;
     if (l.admin_state_up !== 1) status = 'OFFLINE';
     else if (state === 'OPEN') status = 'ONLINE';
     else if (state === 'FULL') {
@@ -134,7 +135,7 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
 
   for (const p of tree.pools) {
     const report = observed.pools.get(p.id);
-    let status: string | undefined;
+    let status: OperatingStatus | undefined;
     if (p.admin_state_up !== 1) status = 'OFFLINE';
     else if (report?.up) status = 'ONLINE';
     else if (report) {
@@ -155,7 +156,7 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
   return { changes: onlyChanges(tree, derived), listenersComplete };
 }
 
-function memberOperatingStatus(m: Row, report: PoolObservation | undefined, judgeAbsence: boolean): string | undefined {
+function memberOperatingStatus(m: Row, report: PoolObservation | undefined, judgeAbsence: boolean): OperatingStatus | undefined {
   if (m.admin_state_up !== 1) return 'OFFLINE';
   const reported = report?.members.get(m.id);
   if (reported) return reported;
@@ -197,7 +198,7 @@ export async function loadTrees(db: Q, lbIds: readonly string[]): Promise<Map<st
 
 /** One UPDATE per table and status, never per row; re-checks PENDING_* in case an operation began meanwhile. */
 export async function writeStatusChanges(db: Q, changes: readonly StatusChange[]): Promise<void> {
-  const groups = new Map<string, { table: StatusTable; status: string; ids: string[] }>();
+  const groups = new Map<string, { table: StatusTable; status: OperatingStatus; ids: string[] }>();
   for (const c of changes) {
     const key = `${c.table}/${c.operating_status}`;
     const group = groups.get(key) ?? { table: c.table, status: c.operating_status, ids: [] };
@@ -205,5 +206,5 @@ export async function writeStatusChanges(db: Q, changes: readonly StatusChange[]
     groups.set(key, group);
   }
   for (const { table, status, ids } of groups.values())
-    await db.updateTable(table).set({ operating_status: status }).where('id', 'in', ids).where('provisioning_status', 'not like', 'PENDING_%').execute();
+    await db.updateTable(table).set({ operating_status: status }).where('id', 'in', ids).where('provisioning_status', 'not in', PendingStatuses).execute();
 }

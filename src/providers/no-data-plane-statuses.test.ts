@@ -3,6 +3,7 @@
  * (octavia-baseline.md "What the no-op drivers produce"), and stamps `updated_at` on every
  * object the settle changes, as Octavia's SQLAlchemy `onupdate` does.
  */
+import type { ProvisioningStatus } from '../domain/enums.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, memberA, type Harness } from '../../test/support/harness.js';
@@ -36,7 +37,7 @@ async function rows(lbId: string) {
 }
 
 /** Sets columns on every row of the tree. */
-async function setAll(lbId: string, values: { created_at?: string; updated_at?: string; provisioning_status?: string }) {
+async function setAll(lbId: string, values: { created_at?: string; updated_at?: string; provisioning_status?: ProvisioningStatus }) {
   for (const r of await rows(lbId)) await h.runtime.db.kysely.updateTable(r.table as (typeof tables)[number]).set(values).where('id', '=', r.id).execute();
 }
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { VIP_SUBNET_ID } from '../../src/config.js';
 import { timestamp } from '../../src/domain/time.js';
 import { ListenerDefaults } from '../../src/domain/defaults.js';
+import type { ListenerProtocol, PoolProtocol } from '../../src/domain/enums.js';
 import { memberA, type Caller, type Harness } from './harness.js';
 
 export interface SeededLb {
@@ -23,9 +24,9 @@ export async function activeLoadBalancer(h: Harness, as: Caller = memberA): Prom
   return lb;
 }
 
-const statuses = () => ({ provisioning_status: 'ACTIVE', operating_status: 'ONLINE', created_at: timestamp(), updated_at: null });
+const statuses = () => ({ provisioning_status: 'ACTIVE' as const, operating_status: 'ONLINE' as const, created_at: timestamp(), updated_at: null });
 
-export async function seedPool(h: Harness, lb: SeededLb, protocol: string): Promise<string> {
+export async function seedPool(h: Harness, lb: SeededLb, protocol: PoolProtocol): Promise<string> {
   const id = randomUUID();
   await h.runtime.db.kysely
     .insertInto('pool')
@@ -38,7 +39,7 @@ export async function seedPool(h: Harness, lb: SeededLb, protocol: string): Prom
   return id;
 }
 
-export async function seedListener(h: Harness, lb: SeededLb, protocol: string, port: number, defaultPoolId: string | null = null): Promise<string> {
+export async function seedListener(h: Harness, lb: SeededLb, protocol: ListenerProtocol, port: number, defaultPoolId: string | null = null): Promise<string> {
   const id = randomUUID();
   await h.runtime.db.kysely
     .insertInto('listener')

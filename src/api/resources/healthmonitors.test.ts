@@ -1,3 +1,4 @@
+import type { PoolProtocol } from '../../domain/enums.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, memberB, readerA, PROJECT_B, type Harness } from '../../../test/support/harness.js';
@@ -17,7 +18,7 @@ async function createHm(body: Record<string, unknown>, as = memberA) {
   return r.json().healthmonitor;
 }
 
-async function lbWithPool(protocol = 'HTTP'): Promise<{ lb: SeededLb; poolId: string; listenerId: string }> {
+async function lbWithPool(protocol: PoolProtocol = 'HTTP'): Promise<{ lb: SeededLb; poolId: string; listenerId: string }> {
   const lb = await activeLoadBalancer(h);
   const poolId = await seedPool(h, lb, protocol);
   const listenerId = await seedListener(h, lb, protocol === 'UDP' ? 'UDP' : 'HTTP', 80, poolId);

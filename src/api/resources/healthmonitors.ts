@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { HealthMonitorCreateBody, HealthMonitorUpdateBody } from '../../domain/schemas/healthmonitor.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { treeAttributes, type ListSpec } from '../listing.js';
+import { schemaAttributes, treeAttributes, type ListSpec } from '../listing.js';
 import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
 import { healthMonitorFor, parentPool } from '../loaders.js';
@@ -14,21 +14,8 @@ export const healthMonitorList: ListSpec = {
   table: 'health_monitor',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    name: { column: 'name', kind: 'string' },
-    type: { column: 'type', kind: 'string' },
-    delay: { column: 'delay', kind: 'int' },
-    timeout: { column: 'timeout', kind: 'int' },
-    max_retries: { column: 'max_retries', kind: 'int' },
-    max_retries_down: { column: 'max_retries_down', kind: 'int' },
-    http_method: { column: 'http_method', kind: 'string' },
-    url_path: { column: 'url_path', kind: 'string' },
-    expected_codes: { column: 'expected_codes', kind: 'string' },
-    http_version: { column: 'http_version', kind: 'float' },
-    domain_name: { column: 'domain_name', kind: 'string' },
-    pool_id: { column: 'pool_id', kind: 'uuid' },
-  },
+  // tenant_id is project_id's alias, which the tree's attributes map.
+  attributes: { ...schemaAttributes(HealthMonitorCreateBody.properties.healthmonitor), ...treeAttributes },
 };
 
 export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {

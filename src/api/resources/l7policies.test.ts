@@ -1,3 +1,4 @@
+import type { ListenerProtocol } from '../../domain/enums.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, memberB, readerA, type Harness } from '../../../test/support/harness.js';
@@ -18,7 +19,7 @@ async function createPolicy(body: Record<string, unknown>, as = memberA) {
 }
 
 let port = 1000;
-async function httpListener(protocol = 'HTTP'): Promise<{ lb: SeededLb; listenerId: string }> {
+async function httpListener(protocol: ListenerProtocol = 'HTTP'): Promise<{ lb: SeededLb; listenerId: string }> {
   const lb = await activeLoadBalancer(h);
   return { lb, listenerId: await seedListener(h, lb, protocol, port++) };
 }

@@ -1,11 +1,11 @@
 /** Rows → the health monitor's wire form. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, HealthMonitorTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import { healthMonitorCodec, type HealthMonitorRow } from '../../db/records/health-monitor.js';
+import { settingsOf } from '../../db/records/tree-object.js';
 import { isHttpMonitor } from '../../domain/rules/healthmonitor.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
-
-export type HealthMonitorRow = HealthMonitorTable;
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -20,22 +20,16 @@ export async function healthMonitorRelations(db: Q, rows: readonly HealthMonitor
 
 /** The form inside a fully populated LB (graph create response): no `pools`. */
 export function healthMonitorFullView(row: HealthMonitorRow, rel: HealthMonitorRelations) {
-  const http = isHttpMonitor(row.type);
+  const monitor = settingsOf(healthMonitorCodec.decode(row), 'pool_id');
+  const http = isHttpMonitor(monitor.type);
   return {
+    ...monitor,
     ...treeFields(row),
-    name: row.name,
-    type: row.type,
-    delay: row.delay,
-    timeout: row.timeout,
-    max_retries: row.max_retries,
-    max_retries_down: row.max_retries_down,
     // Only HTTP(S) monitors have these; any other type renders them null.
-    http_method: http ? row.http_method : null,
-    url_path: http ? row.url_path : null,
-    expected_codes: http ? row.expected_codes : null,
+    http_method: http ? monitor.http_method : null,
+    url_path: http ? monitor.url_path : null,
+    expected_codes: http ? monitor.expected_codes : null,
     tags: rel.tags.get(row.id) ?? [],
-    http_version: row.http_version,
-    domain_name: row.domain_name,
   };
 }
 
@@ -49,3 +43,4 @@ export async function renderHealthMonitors(db: Q, rows: readonly HealthMonitorRo
 }
 
 export type HealthMonitorView = ReturnType<typeof healthMonitorView>;
+export type { HealthMonitorRow };

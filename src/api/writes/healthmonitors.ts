@@ -7,7 +7,6 @@ import { apiError } from '../../domain/errors.js';
 import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
 import { HealthMonitorDefaults } from '../../domain/defaults.js';
-import type { HealthMonitorType } from '../../domain/enums.js';
 import type { HealthMonitorSingleCreate, HealthMonitorUpdateBody } from '../../domain/schemas/healthmonitor.js';
 import type { Static } from '../../domain/schema-kit.js';
 import {
@@ -18,7 +17,8 @@ import {
 } from '../../domain/rules/healthmonitor.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import type { HealthMonitorRow } from '../views/healthmonitor.js';
+import { healthMonitorCodec, type HealthMonitorRow } from '../../db/records/health-monitor.js';
+import { settingsOf } from '../../db/records/tree-object.js';
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -31,26 +31,6 @@ function monitorSettings(deps: ApiDeps): HealthMonitorSettings {
   return { allowPing: deps.config.api.allowPingHealthMonitors, udpConnectMinDelay: HealthMonitorDefaults.udp_connect_min_interval };
 }
 
-function attrsOf(row: HealthMonitorRow): HealthMonitorAttrs {
-  return {
-    name: row.name,
-    admin_state_up: row.admin_state_up === 1,
-    type: row.type as HealthMonitorType,
-    delay: row.delay,
-    timeout: row.timeout,
-    max_retries: row.max_retries,
-    max_retries_down: row.max_retries_down,
-    http_method: row.http_method,
-    url_path: row.url_path,
-    expected_codes: row.expected_codes,
-    http_version: row.http_version,
-    domain_name: row.domain_name,
-  };
-}
-
-function columnsOf(attrs: HealthMonitorAttrs) {
-  return { ...attrs, admin_state_up: attrs.admin_state_up ? 1 : 0 };
-}
 
 /**
  * Validates and writes a new monitor (PENDING_CREATE) for `pool`, with its tags, in the
@@ -73,7 +53,7 @@ export async function insertHealthMonitor(
     id: randomUUID(),
     project_id: pool.project_id,
     pool_id: pool.id,
-    ...columnsOf(attrs),
+    ...healthMonitorCodec.encode(attrs),
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
     created_at: timestamp(),
@@ -99,7 +79,7 @@ export interface HealthMonitorChange {
 }
 
 export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorRow, pool: PoolTable, b: UpdateInput): Promise<HealthMonitorChange> {
-  const merged = resolveHealthMonitorUpdate(attrsOf(hm), b, pool.protocol, monitorSettings(deps));
+  const merged = resolveHealthMonitorUpdate(settingsOf(healthMonitorCodec.decode(hm), 'pool_id'), b, pool.protocol, monitorSettings(deps));
   const provider = await providerOf(deps.db.kysely, pool.load_balancer_id);
   deps.providers.forLoadBalancer(provider).checks.healthMonitor?.(merged, { ...pool });
   return { merged, provider };
@@ -108,7 +88,7 @@ export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorR
 /** Writes a checked change under the pool's lock; returns the monitor as it now stands. */
 export async function updateHealthMonitor(trx: Trx, hm: HealthMonitorRow, pool: PoolTable, change: HealthMonitorChange, tags: string[] | undefined): Promise<HealthMonitorRow> {
   await lockPoolForChildChange(trx, pool.id);
-  await trx.updateTable('health_monitor').set({ ...columnsOf(change.merged), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() }).where('id', '=', hm.id).execute();
+  await trx.updateTable('health_monitor').set({ ...healthMonitorCodec.encode(change.merged), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() }).where('id', '=', hm.id).execute();
   await writeTags(trx, hm.id, tags);
   await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider: change.provider, operation: 'healthmonitor.update' });
   return trx.selectFrom('health_monitor').selectAll().where('id', '=', hm.id).executeTakeFirstOrThrow();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
 import type { Database, L7PolicyTable } from '../../db/schema.js';
+import { l7RuleCodec, type L7RuleRecord } from '../../db/records/l7rule.js';
 import { timestamp } from '../../domain/time.js';
 import type { L7RuleSingleCreate, L7RuleUpdateBody } from '../../domain/schemas/l7rule.js';
 import type { Static } from '../../domain/schema-kit.js';
@@ -21,11 +22,11 @@ type UpdateInput = Static<typeof L7RuleUpdateBody>['rule'];
 type RuleInput = Static<typeof L7RuleSingleCreate>;
 
 /** The rule as providers see it: API names, defaults applied. */
-function ruleAttrs(r: { type: string; compare_type: string; key: string | null; value: string; invert: boolean; admin_state_up: boolean }) {
+export type L7RuleAttrs = Pick<L7RuleRecord, 'type' | 'compare_type' | 'key' | 'value' | 'invert' | 'admin_state_up'>;
+
+function ruleAttrs(r: L7RuleAttrs): L7RuleAttrs {
   return { type: r.type, compare_type: r.compare_type, key: r.key, value: r.value, invert: r.invert, admin_state_up: r.admin_state_up };
 }
-
-export type L7RuleAttrs = ReturnType<typeof ruleAttrs>;
 
 /** Validates a new rule (Octavia's per-type rules, then the provider's) and applies defaults. */
 export function prepareL7Rule(driver: ProviderDriver, input: RuleInput): L7RuleAttrs {
@@ -48,9 +49,7 @@ export async function writeL7Rule(trx: Trx, policy: Pick<L7PolicyTable, 'id' | '
     id: randomUUID(),
     project_id: policy.project_id,
     l7policy_id: policy.id,
-    ...attrs,
-    invert: attrs.invert ? 1 : 0,
-    admin_state_up: attrs.admin_state_up ? 1 : 0,
+    ...l7RuleCodec.encode(attrs),
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
     created_at: timestamp(),
@@ -83,14 +82,15 @@ export async function createL7Rule(deps: ApiDeps, trx: Trx, pc: PolicyContext, a
 
 /** A PUT body merged over the stored rule and judged (Octavia's rules, then the provider's) before the transaction. */
 export function checkL7RuleUpdate(pc: PolicyContext, stored: L7RuleRow, b: UpdateInput): L7RuleAttrs {
+  const current = l7RuleCodec.decode(stored);
   const merged = {
-    type: b.type === undefined ? stored.type : b.type,
-    compare_type: b.compare_type ?? stored.compare_type,
-    key: b.key === undefined ? stored.key : b.key,
-    value: b.value === undefined ? stored.value : b.value,
+    type: b.type === undefined ? current.type : b.type,
+    compare_type: b.compare_type ?? current.compare_type,
+    key: b.key === undefined ? current.key : b.key,
+    value: b.value === undefined ? current.value : b.value,
     // null resets invert to false; Octavia coerces a null admin_state_up to false too.
-    invert: b.invert === undefined ? stored.invert === 1 : Boolean(b.invert),
-    admin_state_up: b.admin_state_up === undefined ? stored.admin_state_up === 1 : Boolean(b.admin_state_up),
+    invert: b.invert === undefined ? current.invert : Boolean(b.invert),
+    admin_state_up: b.admin_state_up === undefined ? current.admin_state_up : Boolean(b.admin_state_up),
   };
   validateL7Rule(merged);
   const attrs = ruleAttrs(merged);
@@ -103,7 +103,7 @@ export async function updateL7Rule(trx: Trx, pc: PolicyContext, stored: L7RuleRo
   await lockPolicyForRuleChange(trx, pc);
   await trx
     .updateTable('l7rule')
-    .set({ ...attrs, invert: attrs.invert ? 1 : 0, admin_state_up: attrs.admin_state_up ? 1 : 0, provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() })
+    .set({ ...l7RuleCodec.encode(attrs), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() })
     .where('id', '=', stored.id)
     .execute();
   await writeTags(trx, stored.id, tags);

@@ -5,7 +5,7 @@
  */
 import { apiError } from '../errors.js';
 import { L7PolicyDefaults } from '../defaults.js';
-import type { L7PolicyAction } from '../enums.js';
+import type { L7PolicyAction, L7RuleCompareType, L7RuleType } from '../enums.js';
 import { MaxInt32 } from '../grammar/limits.js';
 import { regexProblem } from '../grammar/pcre-regex.js';
 import { isPrintable } from '../grammar/printable.js';
@@ -140,8 +140,8 @@ export function placePolicy(orderedIds: readonly string[], id: string, position:
 
 /** A rule's matching fields; type and value may be null in a merged update until validated. */
 export type L7RuleAttrs = {
-  type: string | null;
-  compare_type: string;
+  type: L7RuleType | null;
+  compare_type: L7RuleCompareType;
   key: string | null;
   value: string | null;
 };
@@ -236,7 +236,7 @@ function checkRule(rule: L7RuleAttrs): void {
 }
 
 /** Refuses an inconsistent rule with 400 `Error parsing L7Rule: …`. */
-export function validateL7Rule<T extends L7RuleAttrs>(rule: T): asserts rule is T & { type: string; value: string } {
+export function validateL7Rule<T extends L7RuleAttrs>(rule: T): asserts rule is T & { type: L7RuleType; value: string } {
   try {
     // Octavia refuses only CR/LF; any control character would corrupt the proxy config line.
     if (!isPrintable(rule.value ?? '')) throw invalidChars('value');

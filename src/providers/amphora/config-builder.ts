@@ -10,6 +10,8 @@ import type {
   AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../domain/amphora-config.js';
 import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
+import { healthMonitorCodec } from '../../db/records/health-monitor.js';
+import { settingsOf } from '../../db/records/tree-object.js';
 import type { SessionPersistence } from '../../domain/rules/pool.js';
 import type { KeyManager } from '../../keymanager/index.js';
 import { BEING_REMOVED, servedTree } from '../../db/lb-tree.js';
@@ -41,21 +43,17 @@ function memberConfig(m: MemberTable): MemberConfig {
   };
 }
 
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+type CamelCased<T> = { [K in keyof T as CamelCase<K & string>]: T[K] };
+
+function camelCased<T extends object>(fields: T): CamelCased<T> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), v])) as CamelCased<T>;
+}
+
+/** A monitor's settings travel under their API names, camel-cased; its name is the API's alone. */
 function monitorConfig(hm: HealthMonitorTable): MonitorConfig {
-  return {
-    id: hm.id,
-    type: hm.type as MonitorConfig['type'],
-    enabled: hm.admin_state_up === 1,
-    delay: hm.delay,
-    timeout: hm.timeout,
-    maxRetries: hm.max_retries,
-    maxRetriesDown: hm.max_retries_down,
-    httpMethod: hm.http_method,
-    urlPath: hm.url_path,
-    expectedCodes: hm.expected_codes,
-    httpVersion: hm.http_version,
-    domainName: hm.domain_name,
-  };
+  const { admin_state_up, name: _name, ...settings } = settingsOf(healthMonitorCodec.decode(hm), 'pool_id');
+  return { id: hm.id, enabled: admin_state_up, ...camelCased(settings) };
 }
 
 function sessionPersistenceConfig(json: string | null): PoolConfig['sessionPersistence'] {

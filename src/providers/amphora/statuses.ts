@@ -14,6 +14,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { changedObjects, markError, pendingObjects, settleFailure, settleSuccess, treeIds, type PendingObject } from '../../db/lb-tree.js';
 import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
+import type { OperatingStatus } from '../../domain/enums.js';
 
 type Trx = Transaction<Database>;
 type Table = 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor' | 'l7policy' | 'l7rule';
@@ -35,7 +36,7 @@ async function pendingOf(trx: Trx, table: Table, ids: string[]): Promise<Pending
   return { enabled: rows.filter((r) => r.admin_state_up === 1).map((r) => r.id), disabled: rows.filter((r) => r.admin_state_up !== 1).map((r) => r.id) };
 }
 
-async function setStatus(trx: Trx, table: Table, ids: string[], status: string, onlyFrom?: string): Promise<void> {
+async function setStatus(trx: Trx, table: Table, ids: string[], status: OperatingStatus, onlyFrom?: OperatingStatus): Promise<void> {
   if (!ids.length) return;
   let q = trx.updateTable(table).set({ operating_status: status }).where('id', 'in', ids);
   if (onlyFrom) q = q.where('operating_status', '=', onlyFrom);

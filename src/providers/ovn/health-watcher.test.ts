@@ -3,6 +3,7 @@
  * Service_Monitor rows the test writes as northd and ovn-controller would, and Ostia's database
  * (SQLite, or PostgreSQL when OSTIA_TEST_DATABASE_URL names a server) holding the trees.
  */
+import type { HealthMonitorType, ListenerProtocol, OperatingStatus, PoolProtocol } from '../../domain/enums.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -52,25 +53,25 @@ async function serverMonitors(server: TestOvsdbServer): Promise<number> {
   return Number(/monitors:(\d+)/.exec(stdout)?.[1] ?? 0);
 }
 
-const common = (operating_status: string) => ({
-  id: randomUUID(), project_id: PROJECT, name: '', admin_state_up: 1, provisioning_status: 'ACTIVE', operating_status, created_at: '2026-01-01T00:00:00', updated_at: null,
+const common = (operating_status: OperatingStatus) => ({
+  id: randomUUID(), project_id: PROJECT, name: '', admin_state_up: 1, provisioning_status: 'ACTIVE' as const, operating_status, created_at: '2026-01-01T00:00:00', updated_at: null,
 });
 
 /** Rows of one load balancer, written straight into the database as its provider would leave them. */
 class Seed {
   constructor(private readonly db: Db) {}
 
-  async lb(provider: string, operating_status = 'ONLINE'): Promise<string> {
+  async lb(provider: string, operating_status: OperatingStatus = 'ONLINE'): Promise<string> {
     const row = {
       ...common(operating_status), description: '', vip_address: '10.0.0.100', vip_port_id: randomUUID(), vip_subnet_id: randomUUID(), vip_network_id: randomUUID(),
-      vip_qos_policy_id: null, vip_sg_ids: '[]', vip_vnic_type: 'normal', additional_vips: '[]', provider, flavor_id: null, availability_zone: null,
+      vip_qos_policy_id: null, vip_sg_ids: '[]', vip_vnic_type: 'normal' as const, additional_vips: '[]', provider, flavor_id: null, availability_zone: null,
       status_reason: null, config_version: 1,
     };
     await this.db.kysely.insertInto('load_balancer').values(row).execute();
     return row.id;
   }
 
-  async listener(lbId: string, protocol: string, port: number, poolId: string): Promise<string> {
+  async listener(lbId: string, protocol: ListenerProtocol, port: number, poolId: string): Promise<string> {
     const row = {
       ...common('ONLINE'), load_balancer_id: lbId, description: '', protocol, protocol_port: port, connection_limit: -1, default_pool_id: poolId, insert_headers: '{}',
       timeout_client_data: ListenerDefaults.timeout_client_data, timeout_member_connect: ListenerDefaults.timeout_member_connect,
@@ -83,7 +84,7 @@ class Seed {
   }
 
   /** A pool, with a health monitor of this type unless null. */
-  async pool(lbId: string, protocol: string, monitorType: string | null, operating_status = 'ONLINE'): Promise<string> {
+  async pool(lbId: string, protocol: PoolProtocol, monitorType: HealthMonitorType | null, operating_status: OperatingStatus = 'ONLINE'): Promise<string> {
     const row = {
       ...common(operating_status), load_balancer_id: lbId, description: '', protocol, lb_algorithm: 'SOURCE_IP_PORT', session_persistence: null, tls_enabled: 0,
       tls_container_ref: null, ca_tls_container_ref: null, crl_container_ref: null, tls_ciphers: null, tls_versions: null, alpn_protocols: null,
@@ -101,8 +102,8 @@ class Seed {
     return row.id;
   }
 
-  async member(poolId: string, address: string, port: number, operating_status: string): Promise<string> {
-    const row = { ...common(operating_status), pool_id: poolId, address, protocol_port: port, weight: 1, backup: 0, subnet_id: null, monitor_address: null, monitor_port: null, vnic_type: 'normal' };
+  async member(poolId: string, address: string, port: number, operating_status: OperatingStatus): Promise<string> {
+    const row = { ...common(operating_status), pool_id: poolId, address, protocol_port: port, weight: 1, backup: 0, subnet_id: null, monitor_address: null, monitor_port: null, vnic_type: 'normal' as const };
     await this.db.kysely.insertInto('member').values(row).execute();
     return row.id;
   }

@@ -7,6 +7,7 @@ import { SB_DB } from './connection.js';
 import { memberKey, ovnMemberStatuses, SERVICE_MONITOR, verdictsOf, type OvnHealthFacts, type ServiceMonitorStatus } from './statuses.js';
 import { forgetHealthPorts, probedSubnets, reserveHealthPorts, unusedHealthPorts } from './health-ports.js';
 import { loadOvnTree, probedMembers, type OvnTree } from './tree.js';
+import type { ProvisioningStatus } from '../../domain/enums.js';
 
 export interface PlannedState {
   desired: Desired;
@@ -62,7 +63,7 @@ export async function releaseHealthPorts(db: Db, deps: OvnDeps, candidates?: rea
 }
 
 /** Provisioning states in which no job owns a load balancer, so its rows may be rewritten from the database. */
-export const SETTLED = ['ACTIVE', 'ERROR'];
+export const SETTLED: readonly ProvisioningStatus[] = ['ACTIVE', 'ERROR'];
 
 /**
  * Rewrites the rows of those of `lbIds` that are settled (a job in flight writes its own), e.g.

@@ -16,6 +16,7 @@
  * OVN serves every enabled listener, so listeners are never missing; a pool is DOWN (ERROR)
  * when every enabled member is ERROR, DEGRADED when some are.
  */
+import type { OperatingStatus } from '../../domain/enums.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { bigIntToIp, ipToBigInt, ipVersion } from '../../domain/net.js';
@@ -55,7 +56,7 @@ export function probedByOvn(poolProtocol: string, monitor: { type: string; admin
   );
 }
 
-function memberStatus(m: ObservedTree['members'][number], facts: OvnHealthFacts): string {
+function memberStatus(m: ObservedTree['members'][number], facts: OvnHealthFacts): OperatingStatus {
   if (m.admin_state_up !== 1) return 'OFFLINE';
   if (!facts.monitoredPools.has(m.pool_id)) return 'NO_MONITOR';
   if (facts.unreachable?.has(m.id)) return 'ERROR';

@@ -1,0 +1,50 @@
+import type { AmphoraRole, AmphoraStatus } from '../../domain/enums.js';
+import { codec, type Row } from './codec.js';
+import type { Timestamps } from './tree-object.js';
+
+export interface AmphoraRecord extends Timestamps {
+  id: string;
+  load_balancer_id: string | null;
+  compute_id: string | null;
+  lb_network_ip: string | null;
+  vrrp_ip: string | null;
+  ha_ip: string | null;
+  vrrp_port_id: string | null;
+  ha_port_id: string | null;
+  cert_expiration: string | null;
+  /** Its agent certificate is being rotated: the rotation owns it meanwhile. */
+  cert_busy: boolean;
+  role: AmphoraRole | null;
+  status: AmphoraStatus;
+  vrrp_interface: string | null;
+  vrrp_id: number | null;
+  vrrp_priority: number | null;
+  cached_zone: string | null;
+  image_id: string | null;
+  compute_flavor: string | null;
+  /** Epoch ms of the last accepted heartbeat, and its sequence number (replay guard). */
+  last_heartbeat_at: number | null;
+  last_heartbeat_seq: number | null;
+  /** The config version this amphora last acknowledged. */
+  config_version: number;
+  /** https://<management address>:<port> of its agent. */
+  agent_url: string | null;
+  cert_serial: string | null;
+  status_reason: string | null;
+}
+
+export type AmphoraRow = Row<AmphoraRecord>;
+
+export const amphoraCodec = codec<AmphoraRecord>({ cert_busy: 'bool' });
+
+/** Counters per listener and amphora, accumulated from heartbeat deltas. */
+export interface ListenerStatisticsRecord {
+  listener_id: string;
+  amphora_id: string;
+  bytes_in: number;
+  bytes_out: number;
+  active_connections: number;
+  total_connections: number;
+  request_errors: number;
+  updated_at: number;
+}
