@@ -11,6 +11,7 @@
  * failure is logged, and the next change of the object's references registers all of them
  * again (registering is idempotent).
  */
+import { listenerCodec } from '../db/records/listener.js';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { ListenerTable, PoolTable } from '../db/schema.js';
@@ -74,7 +75,7 @@ export interface RefUse {
 export function listenerRefUses(row: ListenerRefColumns): RefUse[] {
   return uses([
     ['default', row.default_tls_container_ref, null],
-    ...(JSON.parse(row.sni_container_refs) as string[]).map((ref): Slot => ['sni', ref, null]),
+    ...listenerCodec.decode(row).sni_container_refs.map((ref): Slot => ['sni', ref, null]),
     ['client_ca', row.client_ca_tls_container_ref, null],
     ['client_crl', row.client_crl_container_ref, row.client_ca_tls_container_ref],
   ]);

@@ -7,6 +7,11 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { timestamp } from '../domain/time.js';
 import { PendingStatuses } from '../domain/enums.js';
+import { loadBalancerCodec } from './records/load-balancer.js';
+import { listenerCodec } from './records/listener.js';
+import { poolCodec } from './records/pool.js';
+import { memberCodec } from './records/member.js';
+import { healthMonitorCodec } from './records/health-monitor.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -42,7 +47,13 @@ export async function servedTree(db: Q, lbId: string) {
   ]);
   if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
   if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
-  return { lb: { ...lb, vip_address: lb.vip_address }, listeners, pools, members, monitors };
+  return {
+    lb: { ...loadBalancerCodec.decode(lb), vip_address: lb.vip_address },
+    listeners: listeners.map(listenerCodec.decode),
+    pools: pools.map(poolCodec.decode),
+    members: members.map(memberCodec.decode),
+    monitors: monitors.map(healthMonitorCodec.decode),
+  };
 }
 
 export interface TreeIds {

@@ -96,9 +96,9 @@ test('a pool absent from a current report is OFFLINE, its members too unless nev
 
 test('disabled objects are OFFLINE whatever is reported; a disabled LB is OFFLINE', () => {
   const t = tree({
-    lb: { ...row(LB), admin_state_up: 0, config_version: 3 },
-    listeners: [row(L1, 'ONLINE', { admin_state_up: 0 }), row(L2)],
-    members: [{ ...row(M1, 'ONLINE', { admin_state_up: 0 }), pool_id: P1 }, { ...row(M2), pool_id: P1 }, { ...row(M3, 'NO_MONITOR'), pool_id: P2 }],
+    lb: { ...row(LB), admin_state_up: false, config_version: 3 },
+    listeners: [row(L1, 'ONLINE', { admin_state_up: false }), row(L2)],
+    members: [{ ...row(M1, 'ONLINE', { admin_state_up: false }), pool_id: P1 }, { ...row(M2), pool_id: P1 }, { ...row(M3, 'NO_MONITOR'), pool_id: P2 }],
   });
   assert.deepEqual(sorted(derive(t, heartbeat()).changes), sorted([
     { table: 'listener', id: L1, operating_status: 'OFFLINE' },

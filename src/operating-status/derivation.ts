@@ -7,17 +7,14 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { TreeObject } from '../db/records/tree-object.js';
+import { treeObjectCodec } from '../db/records/tree-object.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { PendingStatuses, type OperatingStatus } from '../domain/enums.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-interface Row {
-  id: string;
-  admin_state_up: number;
-  provisioning_status: string;
-  operating_status: string;
-}
+type Row = Pick<TreeObject, 'id' | 'admin_state_up' | 'provisioning_status' | 'operating_status'>;
 
 export interface ObservedTree {
   lb: Row & { config_version: number };
@@ -113,7 +110,7 @@ export function heartbeatObservation(hb: Heartbeat, configVersion: number): Obse
 export function deriveStatuses(tree: ObservedTree, observed: Observation): Derivation {
   const { lb } = tree;
   // Absence means something only when the data plane runs the newest config of a settled, enabled LB.
-  const judgeAbsence = !pending(lb) && lb.admin_state_up === 1 && observed.current;
+  const judgeAbsence = !pending(lb) && lb.admin_state_up && observed.current;
   const derived: StatusChange[] = [];
   let lbStatus: OperatingStatus = 'ONLINE';
 
@@ -121,7 +118,7 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
   for (const l of tree.listeners) {
     const state = observed.listeners.get(l.id);
     let status: OperatingStatus | undefined;
-    if (l.admin_state_up !== 1) status = 'OFFLINE';
+    if (!l.admin_state_up) status = 'OFFLINE';
     else if (state === 'OPEN') status = 'ONLINE';
     else if (state === 'FULL') {
       status = 'DEGRADED';
@@ -136,7 +133,7 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
   for (const p of tree.pools) {
     const report = observed.pools.get(p.id);
     let status: OperatingStatus | undefined;
-    if (p.admin_state_up !== 1) status = 'OFFLINE';
+    if (!p.admin_state_up) status = 'OFFLINE';
     else if (report?.up) status = 'ONLINE';
     else if (report) {
       status = 'ERROR';
@@ -152,12 +149,12 @@ export function deriveStatuses(tree: ObservedTree, observed: Observation): Deriv
     if (status) derived.push({ table: 'pool', id: p.id, operating_status: status });
   }
 
-  derived.push({ table: 'load_balancer', id: lb.id, operating_status: lb.admin_state_up === 1 ? lbStatus : 'OFFLINE' });
+  derived.push({ table: 'load_balancer', id: lb.id, operating_status: lb.admin_state_up ? lbStatus : 'OFFLINE' });
   return { changes: onlyChanges(tree, derived), listenersComplete };
 }
 
 function memberOperatingStatus(m: Row, report: PoolObservation | undefined, judgeAbsence: boolean): OperatingStatus | undefined {
-  if (m.admin_state_up !== 1) return 'OFFLINE';
+  if (!m.admin_state_up) return 'OFFLINE';
   const reported = report?.members.get(m.id);
   if (reported) return reported;
   // A member the data plane does not report is not being served; one never checked stays NO_MONITOR.
@@ -180,7 +177,7 @@ export async function loadTrees(db: Q, lbIds: readonly string[]): Promise<Map<st
   if (!lbIds.length) return trees;
   const columns = ['id', 'admin_state_up', 'provisioning_status', 'operating_status'] as const;
   const lbs = await db.selectFrom('load_balancer').select([...columns, 'config_version']).where('id', 'in', [...lbIds]).execute();
-  for (const lb of lbs) trees.set(lb.id, { lb, listeners: [], pools: [], members: [] });
+  for (const lb of lbs) trees.set(lb.id, { lb: treeObjectCodec.decode(lb), listeners: [], pools: [], members: [] });
   if (!lbs.length) return trees;
   const ids = lbs.map((lb) => lb.id);
   const [listeners, pools] = await Promise.all([
@@ -190,9 +187,9 @@ export async function loadTrees(db: Q, lbIds: readonly string[]): Promise<Map<st
   const poolIds = pools.length ? pools.map((p) => p.id) : ['-'];
   const members = await db.selectFrom('member').select([...columns, 'pool_id']).where('pool_id', 'in', poolIds).execute();
   const poolLb = new Map(pools.map((p) => [p.id, p.load_balancer_id]));
-  for (const { load_balancer_id, ...l } of listeners) trees.get(load_balancer_id)!.listeners.push(l);
-  for (const { load_balancer_id, ...p } of pools) trees.get(load_balancer_id)!.pools.push(p);
-  for (const m of members) trees.get(poolLb.get(m.pool_id)!)!.members.push(m);
+  for (const { load_balancer_id, ...l } of listeners) trees.get(load_balancer_id)!.listeners.push(treeObjectCodec.decode(l));
+  for (const { load_balancer_id, ...p } of pools) trees.get(load_balancer_id)!.pools.push(treeObjectCodec.decode(p));
+  for (const m of members) trees.get(poolLb.get(m.pool_id)!)!.members.push(treeObjectCodec.decode(m));
   return trees;
 }
 

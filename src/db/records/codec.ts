@@ -17,10 +17,13 @@ type Stored<T> = [NonNullable<T>] extends [boolean] ? 'bool' : [NonNullable<T>] 
 /** Exactly the fields a row stores differently: the compiler refuses a missing or extra one. */
 export type Conversions<R> = { [K in keyof R as [Stored<R[K]>] extends [never] ? never : K]-?: Stored<R[K]> };
 
+/** A row, a selection of its columns or a join's result, its record's columns decoded and the rest as they are. */
+export type Decoded<R, T> = { [K in keyof T]: K extends keyof R ? R[K] : T[K] };
+export type Encoded<R, T> = { [K in keyof T]: K extends keyof R ? Column<R[K]> : T[K] };
+
 export interface Codec<R> {
-  /** A whole row or a selection of its columns. */
-  decode<K extends keyof R>(row: Pick<Row<R>, K>): Pick<R, K>;
-  encode<K extends keyof R>(record: Pick<R, K>): Pick<Row<R>, K>;
+  decode<T extends Partial<Row<R>>>(row: T): Decoded<R, T>;
+  encode<T extends Partial<R>>(record: T): Encoded<R, T>;
 }
 
 export function codec<R>(conversions: Conversions<R>): Codec<R> {
@@ -36,7 +39,7 @@ export function codec<R>(conversions: Conversions<R>): Codec<R> {
   const decoders = { bool: (v: unknown) => v === 1 || v === true, json: (v: unknown) => JSON.parse(v as string) as unknown };
   const encoders = { bool: (v: unknown) => (v ? 1 : 0), json: (v: unknown) => JSON.stringify(v) };
   return {
-    decode: <K extends keyof R>(row: Pick<Row<R>, K>) => convert(row, decoders) as Pick<R, K>,
-    encode: <K extends keyof R>(record: Pick<R, K>) => convert(record, encoders) as Pick<Row<R>, K>,
+    decode: <T extends Partial<Row<R>>>(row: T) => convert(row, decoders) as Decoded<R, T>,
+    encode: <T extends Partial<R>>(record: T) => convert(record, encoders) as Encoded<R, T>,
   };
 }

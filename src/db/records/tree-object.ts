@@ -1,5 +1,6 @@
 /** What every object of a load balancer's tree stores alike: who owns it, its two statuses, when it changed. */
 import type { OperatingStatus, ProvisioningStatus } from '../../domain/enums.js';
+import { codec } from './codec.js';
 
 export interface Owned {
   id: string;
@@ -20,6 +21,9 @@ export interface Timestamps {
 export interface TreeObject extends Owned, Statuses, Timestamps {
   admin_state_up: boolean;
 }
+
+/** What every tree object stores alike, for reads of those columns of any table of the tree. */
+export const treeObjectCodec = codec<TreeObject>({ admin_state_up: 'bool' });
 
 type Common = keyof Owned | keyof Statuses | keyof Timestamps;
 

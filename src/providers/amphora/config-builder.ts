@@ -5,14 +5,20 @@
  * and each TLS reference read once from the key manager, all in parallel.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, HealthMonitorTable, L7PolicyTable, L7RuleTable, ListenerTable, MemberTable, PoolTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { HealthMonitorRecord } from '../../db/records/health-monitor.js';
+import { l7PolicyCodec, type L7PolicyRecord } from '../../db/records/l7policy.js';
+import { l7RuleCodec, type L7RuleRecord } from '../../db/records/l7rule.js';
+import type { ListenerRecord } from '../../db/records/listener.js';
+import type { MemberRecord } from '../../db/records/member.js';
+import type { PoolRecord } from '../../db/records/pool.js';
 import type {
   AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../domain/amphora-config.js';
 import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
-import { healthMonitorCodec } from '../../db/records/health-monitor.js';
+// The API admitted only these values; the listener and pool rules still type them as text.
+import type { AlpnProtocol, ClientAuthentication, LbAlgorithm, PoolProtocol, SessionPersistenceType, TlsVersion } from '../../domain/enums.js';
 import { settingsOf } from '../../db/records/tree-object.js';
-import type { SessionPersistence } from '../../domain/rules/pool.js';
 import type { KeyManager } from '../../keymanager/index.js';
 import { BEING_REMOVED, servedTree } from '../../db/lb-tree.js';
 import { haproxyCertificatePem, pemBlocks, readCaAndCrl, readCertificate } from '../../keymanager/tls-material.js';
@@ -30,14 +36,14 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
   return out;
 }
 
-function memberConfig(m: MemberTable): MemberConfig {
+function memberConfig(m: MemberRecord): MemberConfig {
   return {
     id: m.id,
     address: m.address,
     port: m.protocol_port,
     weight: m.weight,
-    backup: m.backup === 1,
-    enabled: m.admin_state_up === 1,
+    backup: m.backup,
+    enabled: m.admin_state_up,
     monitorAddress: m.monitor_address,
     monitorPort: m.monitor_port,
   };
@@ -51,18 +57,14 @@ function camelCased<T extends object>(fields: T): CamelCased<T> {
 }
 
 /** A monitor's settings travel under their API names, camel-cased; its name is the API's alone. */
-function monitorConfig(hm: HealthMonitorTable): MonitorConfig {
-  const { admin_state_up, name: _name, ...settings } = settingsOf(healthMonitorCodec.decode(hm), 'pool_id');
+function monitorConfig(hm: HealthMonitorRecord): MonitorConfig {
+  const { admin_state_up, name: _name, ...settings } = settingsOf(hm, 'pool_id');
   return { id: hm.id, enabled: admin_state_up, ...camelCased(settings) };
 }
 
-function sessionPersistenceConfig(json: string | null): PoolConfig['sessionPersistence'] {
-  if (json === null) return null;
-  const sp = JSON.parse(json) as SessionPersistence;
-  return { type: sp.type as NonNullable<PoolConfig['sessionPersistence']>['type'], cookieName: sp.cookie_name };
+function sessionPersistenceConfig(sp: PoolRecord['session_persistence']): PoolConfig['sessionPersistence'] {
+  return sp && { type: sp.type as SessionPersistenceType, cookieName: sp.cookie_name };
 }
-
-const listOf = <T extends string>(json: string | null): T[] | null => (json === null ? null : (JSON.parse(json) as T[]));
 
 /** PEM text by reference: certificates as HAProxy `crt` files, CA bundles, CRLs. */
 interface Material {
@@ -78,35 +80,35 @@ function materialFor(material: Material, ca: string | null, crl: string | null):
 }
 
 /** Served certificates in HAProxy's order: the default first (it answers clients without SNI), then SNI, each once. */
-export function servedCertificateRefs(l: Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs'>): string[] {
-  return [...new Set([l.default_tls_container_ref, ...(JSON.parse(l.sni_container_refs) as string[])].filter((r): r is string => !!r))];
+export function servedCertificateRefs(l: Pick<ListenerRecord, 'default_tls_container_ref' | 'sni_container_refs'>): string[] {
+  return [...new Set([l.default_tls_container_ref, ...l.sni_container_refs].filter((r): r is string => !!r))];
 }
 
-function listenerTlsConfig(l: ListenerTable, material: Material): ListenerTlsConfig | null {
+function listenerTlsConfig(l: ListenerRecord, material: Material): ListenerTlsConfig | null {
   if (l.protocol !== 'TERMINATED_HTTPS') return null;
   const client = materialFor(material, l.client_ca_tls_container_ref, l.client_crl_container_ref);
   return {
     certificates: servedCertificateRefs(l).map((ref) => material.certificates.get(ref)!),
-    clientAuthentication: l.client_authentication as ListenerTlsConfig['clientAuthentication'],
+    clientAuthentication: l.client_authentication as ClientAuthentication,
     clientCa: client.ca,
     clientCrl: client.crl,
-    versions: listOf<ListenerTlsConfig['versions'][number]>(l.tls_versions) ?? [...ListenerDefaults.tls_versions],
+    versions: (l.tls_versions as TlsVersion[] | null) ?? [...ListenerDefaults.tls_versions],
     ciphers: l.tls_ciphers,
-    alpn: listOf<ListenerTlsConfig['alpn'][number]>(l.alpn_protocols) ?? [...ListenerDefaults.alpn_protocols],
-    hsts: l.hsts_max_age === null ? null : { maxAge: l.hsts_max_age, includeSubdomains: l.hsts_include_subdomains === 1, preload: l.hsts_preload === 1 },
+    alpn: (l.alpn_protocols as AlpnProtocol[] | null) ?? [...ListenerDefaults.alpn_protocols],
+    hsts: l.hsts_max_age === null ? null : { maxAge: l.hsts_max_age, includeSubdomains: l.hsts_include_subdomains, preload: l.hsts_preload },
   };
 }
 
-function poolTlsConfig(p: PoolTable, material: Material): PoolTlsConfig | null {
-  if (p.tls_enabled !== 1) return null;
+function poolTlsConfig(p: PoolRecord, material: Material): PoolTlsConfig | null {
+  if (!p.tls_enabled) return null;
   const members = materialFor(material, p.ca_tls_container_ref, p.crl_container_ref);
   return {
     certificate: p.tls_container_ref ? material.certificates.get(p.tls_container_ref)! : null,
     ca: members.ca,
     crl: members.crl,
-    versions: listOf<PoolTlsConfig['versions'][number]>(p.tls_versions) ?? [...PoolDefaults.tls_versions],
+    versions: (p.tls_versions as TlsVersion[] | null) ?? [...PoolDefaults.tls_versions],
     ciphers: p.tls_ciphers,
-    alpn: listOf<PoolTlsConfig['alpn'][number]>(p.alpn_protocols) ?? [...PoolDefaults.alpn_protocols],
+    alpn: (p.alpn_protocols as AlpnProtocol[] | null) ?? [...PoolDefaults.alpn_protocols],
   };
 }
 
@@ -115,7 +117,7 @@ function poolTlsConfig(p: PoolTable, material: Material): PoolTlsConfig | null {
  * before, and a failover must rebuild what ran (the API refuses expired references when they
  * are set, and expiry is reported).
  */
-async function readMaterial(keyManager: KeyManager, listeners: readonly ListenerTable[], pools: readonly PoolTable[]): Promise<Material> {
+async function readMaterial(keyManager: KeyManager, listeners: readonly ListenerRecord[], pools: readonly PoolRecord[]): Promise<Material> {
   const certificateRefs = new Set<string>();
   const caPairs = new Map<string, { ca: string; crl: string | null }>();
   const needCa = (ca: string | null, crl: string | null) => {
@@ -127,7 +129,7 @@ async function readMaterial(keyManager: KeyManager, listeners: readonly Listener
     needCa(l.client_ca_tls_container_ref, l.client_crl_container_ref);
   }
   for (const p of pools) {
-    if (p.tls_enabled !== 1) continue;
+    if (!p.tls_enabled) continue;
     if (p.tls_container_ref) certificateRefs.add(p.tls_container_ref);
     needCa(p.ca_tls_container_ref, p.crl_container_ref);
   }
@@ -144,12 +146,12 @@ async function readMaterial(keyManager: KeyManager, listeners: readonly Listener
   return { certificates: new Map(certificates), caBundles: new Map(caBundles) };
 }
 
-function poolConfig(p: PoolTable, monitor: HealthMonitorTable | undefined, members: readonly MemberTable[], material: Material): PoolConfig {
+function poolConfig(p: PoolRecord, monitor: HealthMonitorRecord | undefined, members: readonly MemberRecord[], material: Material): PoolConfig {
   return {
     id: p.id,
-    protocol: p.protocol as PoolConfig['protocol'],
-    algorithm: p.lb_algorithm as PoolConfig['algorithm'],
-    enabled: p.admin_state_up === 1,
+    protocol: p.protocol as PoolProtocol,
+    algorithm: p.lb_algorithm as LbAlgorithm,
+    enabled: p.admin_state_up,
     sessionPersistence: sessionPersistenceConfig(p.session_persistence),
     tls: poolTlsConfig(p, material),
     monitor: monitor ? monitorConfig(monitor) : null,
@@ -157,24 +159,24 @@ function poolConfig(p: PoolTable, monitor: HealthMonitorTable | undefined, membe
   };
 }
 
-function ruleConfig(r: L7RuleTable): L7RuleConfig {
+function ruleConfig(r: L7RuleRecord): L7RuleConfig {
   return {
     id: r.id,
-    type: r.type as L7RuleConfig['type'],
-    compareType: r.compare_type as L7RuleConfig['compareType'],
+    type: r.type,
+    compareType: r.compare_type,
     key: r.key,
     value: r.value,
-    invert: r.invert === 1,
-    enabled: r.admin_state_up === 1,
+    invert: r.invert,
+    enabled: r.admin_state_up,
   };
 }
 
-function policyConfig(p: L7PolicyTable, rules: readonly L7RuleTable[]): L7PolicyConfig {
+function policyConfig(p: L7PolicyRecord, rules: readonly L7RuleRecord[]): L7PolicyConfig {
   return {
     id: p.id,
-    action: p.action as L7PolicyConfig['action'],
+    action: p.action,
     position: p.position,
-    enabled: p.admin_state_up === 1,
+    enabled: p.admin_state_up,
     redirectPoolId: p.redirect_pool_id,
     redirectUrl: p.redirect_url,
     redirectPrefix: p.redirect_prefix,
@@ -183,12 +185,12 @@ function policyConfig(p: L7PolicyTable, rules: readonly L7RuleTable[]): L7Policy
   };
 }
 
-function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: readonly L7PolicyConfig[], material: Material): ListenerConfig {
+function listenerConfig(l: ListenerRecord, pools: ReadonlySet<string>, policies: readonly L7PolicyConfig[], material: Material): ListenerConfig {
   return {
     id: l.id,
-    protocol: l.protocol as ListenerConfig['protocol'],
+    protocol: l.protocol,
     port: l.protocol_port,
-    enabled: l.admin_state_up === 1,
+    enabled: l.admin_state_up,
     connectionLimit: l.connection_limit,
     timeouts: {
       clientData: l.timeout_client_data,
@@ -196,8 +198,8 @@ function listenerConfig(l: ListenerTable, pools: ReadonlySet<string>, policies: 
       memberData: l.timeout_member_data,
       tcpInspect: l.timeout_tcp_inspect,
     },
-    insertHeaders: JSON.parse(l.insert_headers) as Record<string, string>,
-    allowedCidrs: l.allowed_cidrs === null ? null : (JSON.parse(l.allowed_cidrs) as string[]),
+    insertHeaders: l.insert_headers,
+    allowedCidrs: l.allowed_cidrs,
     // A default pool being deleted is detached by that same job: do not point at it meanwhile.
     defaultPoolId: l.default_pool_id !== null && pools.has(l.default_pool_id) ? l.default_pool_id : null,
     l7policies: [...policies],
@@ -233,19 +235,18 @@ export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: st
   const material = await readMaterial(keyManager, listeners, pools);
   const membersByPool = groupBy(members, (m) => m.pool_id);
   const monitorByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
-  const rulesByPolicy = groupBy(rules, (r) => r.l7policy_id);
+  const rulesByPolicy = groupBy(rules.map(l7RuleCodec.decode), (r) => r.l7policy_id);
   const policiesByListener = groupBy(
-    policies.map((p) => ({ listenerId: p.listener_id, config: policyConfig(p, rulesByPolicy.get(p.id) ?? []) })),
+    policies.map((p) => ({ listenerId: p.listener_id, config: policyConfig(l7PolicyCodec.decode(p), rulesByPolicy.get(p.id) ?? []) })),
     (p) => p.listenerId,
   );
   const poolIds = new Set(pools.map((p) => p.id));
-  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>;
   return {
     version,
     loadBalancerId: lbId,
     amphoraId,
-    enabled: lb.admin_state_up === 1,
-    vip: { address: lb.vip_address, additional: additional.map((v) => v.ip_address) },
+    enabled: lb.admin_state_up,
+    vip: { address: lb.vip_address, additional: lb.additional_vips.map((v) => v.ip_address) },
     listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config), material)),
     pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [], material)),
   };

@@ -11,6 +11,7 @@
  * and clients keep the certificate they had. A new listener has nothing to go back to: its
  * job fails.
  */
+import { listenerCodec } from '../../db/records/listener.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
 import { listenerRefColumns, type ListenerRefColumns } from '../../certificate-use/consumers.js';
@@ -39,7 +40,7 @@ interface ProbeWindow {
 
 async function servedBy(deps: AmphoraDeps, columns: ListenerRefColumns): Promise<Served[]> {
   // What runs is probed as it is, expired or not: expiry is reported elsewhere.
-  return Promise.all(servedCertificateRefs(columns).map(async (ref) => ({ ref, bundle: await readCertificate(deps.keyManager, ref, { acceptExpired: true }) })));
+  return Promise.all(servedCertificateRefs(listenerCodec.decode(columns)).map(async (ref) => ({ ref, bundle: await readCertificate(deps.keyManager, ref, { acceptExpired: true }) })));
 }
 
 /** Null when the probe is answered as expected within the settle window, else why not. */

@@ -4,6 +4,7 @@
  * port. Here it is a row of Ostia's port table, shared by every monitored load balancer on the
  * subnet and released when the last monitored member there goes.
  */
+import { healthMonitorCodec } from '../../db/records/health-monitor.js';
 import type { Db } from '../../db/database.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
 import { PROVIDER } from './capabilities.js';
@@ -72,7 +73,7 @@ export async function unusedHealthPorts(db: Db, candidates?: readonly string[]):
     .where((eb) => eb.or([eb('member.subnet_id', 'in', subnets), eb.and([eb('member.subnet_id', 'is', null), eb('load_balancer.vip_subnet_id', 'in', subnets)])]))
     .execute();
   // The rule probedSubnets applies to a tree: enabled members under a monitor OVN runs.
-  const needed = new Set(used.filter((u) => probedByOvn(u.protocol, u)).map((u) => u.subnet_id ?? u.vip_subnet_id));
+  const needed = new Set(used.filter((u) => probedByOvn(u.protocol, healthMonitorCodec.decode(u))).map((u) => u.subnet_id ?? u.vip_subnet_id));
   return ports.filter((p) => !needed.has(p.subnet_id)).map((p) => ({ id: p.id, name: p.device_id }));
 }
 

@@ -6,7 +6,7 @@ import { healthFacts, ovnMemberStatuses, ovnStatusChanges, probedByOvn, type Ovn
 
 /** P1 is probed (M1, M2, and M4 disabled); P2 has no monitor OVN runs (M3). */
 const tree = (patch: Partial<ObservedTree> = {}) =>
-  observedTree({ members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'OFFLINE', { admin_state_up: 0 })], ...patch });
+  observedTree({ members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'OFFLINE', { admin_state_up: false })], ...patch });
 
 const facts = (monitors: Record<string, ServiceMonitorStatus> = {}, extra: Partial<OvnHealthFacts> = {}): OvnHealthFacts => ({
   monitoredPools: new Set([P1]),
@@ -28,7 +28,7 @@ test('one member offline: it is ERROR, its pool and the load balancer DEGRADED, 
 });
 
 test('every enabled member offline (or error): the pool and the load balancer are ERROR; a disabled member is OFFLINE', () => {
-  const t = tree({ members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'ONLINE', { admin_state_up: 0 })] });
+  const t = tree({ members: [member(M1, P1), member(M2, P1), member(M3, P2, 'NO_MONITOR'), member(M4, P1, 'ONLINE', { admin_state_up: false })] });
   assert.deepEqual(sorted(ovnStatusChanges(t, facts({ [M1]: 'offline', [M2]: 'error', [M4]: 'online' }))), sorted([
     { table: 'member', id: M1, operating_status: 'ERROR' },
     { table: 'member', id: M2, operating_status: 'ERROR' },
@@ -78,13 +78,13 @@ test('a probed member with no logical switch port is ERROR, even beside an onlin
 });
 
 test('OVN serves every enabled listener; disabled objects and a disabled load balancer are OFFLINE', () => {
-  const t = tree({ listeners: [row(L1, 'ERROR'), row(L2, 'ONLINE', { admin_state_up: 0 })], pools: [row(P1), row(P2, 'ONLINE', { admin_state_up: 0 })] });
+  const t = tree({ listeners: [row(L1, 'ERROR'), row(L2, 'ONLINE', { admin_state_up: false })], pools: [row(P1), row(P2, 'ONLINE', { admin_state_up: false })] });
   assert.deepEqual(sorted(ovnStatusChanges(t, facts({ [M1]: 'online', [M2]: 'online' }))), sorted([
     { table: 'listener', id: L1, operating_status: 'ONLINE' },
     { table: 'listener', id: L2, operating_status: 'OFFLINE' },
     { table: 'pool', id: P2, operating_status: 'OFFLINE' },
   ]));
-  const disabled = tree({ lb: { ...row(LB, 'ONLINE', { admin_state_up: 0 }), config_version: 3 } });
+  const disabled = tree({ lb: { ...row(LB, 'ONLINE', { admin_state_up: false }), config_version: 3 } });
   assert.deepEqual(ovnStatusChanges(disabled, facts({ [M1]: 'online', [M2]: 'online' })), [{ table: 'load_balancer', id: LB, operating_status: 'OFFLINE' }]);
 });
 
@@ -102,10 +102,10 @@ test('objects in PENDING_* keep their status, left to the operation in flight (t
 });
 
 test('OVN probes TCP and UDP pools with an enabled TCP or UDP-CONNECT monitor, never SCTP pools', () => {
-  const on = (type: string) => ({ type, admin_state_up: 1 });
-  const cases: Array<[string, { type: string; admin_state_up: number } | undefined, boolean]> = [
+  const on = (type: string) => ({ type, admin_state_up: true });
+  const cases: Array<[string, { type: string; admin_state_up: boolean } | undefined, boolean]> = [
     ['TCP', on('TCP'), true], ['UDP', on('UDP-CONNECT'), true], ['TCP', on('UDP-CONNECT'), true],
-    ['SCTP', on('TCP'), false], ['TCP', on('HTTP'), false], ['TCP', { type: 'TCP', admin_state_up: 0 }, false], ['TCP', undefined, false],
+    ['SCTP', on('TCP'), false], ['TCP', on('HTTP'), false], ['TCP', { type: 'TCP', admin_state_up: false }, false], ['TCP', undefined, false],
   ];
   for (const [protocol, monitor, expected] of cases) assert.equal(probedByOvn(protocol, monitor), expected, `${protocol} ${JSON.stringify(monitor)}`);
 });
@@ -117,6 +117,6 @@ test('facts from probed members: their pools are monitored, unknown verdicts lef
 });
 
 test('member statuses by OVN alone, for every member, pending ones too', () => {
-  const t = tree({ members: [member(M1, P1, 'ONLINE', { provisioning_status: 'PENDING_UPDATE' }), member(M2, P1, 'ERROR'), member(M3, P2, 'ONLINE'), member(M4, P1, 'ONLINE', { admin_state_up: 0 })] });
+  const t = tree({ members: [member(M1, P1, 'ONLINE', { provisioning_status: 'PENDING_UPDATE' }), member(M2, P1, 'ERROR'), member(M3, P2, 'ONLINE'), member(M4, P1, 'ONLINE', { admin_state_up: false })] });
   assert.deepEqual(ovnMemberStatuses(t, facts({ [M1]: 'offline' })), { [M1]: 'ERROR', [M2]: 'ERROR', [M3]: 'NO_MONITOR', [M4]: 'OFFLINE' });
 });

@@ -16,6 +16,7 @@
  * OVN serves every enabled listener, so listeners are never missing; a pool is DOWN (ERROR)
  * when every enabled member is ERROR, DEGRADED when some are.
  */
+import { healthMonitorCodec } from '../../db/records/health-monitor.js';
 import type { OperatingStatus } from '../../domain/enums.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -47,17 +48,17 @@ const PROBED_MONITOR_TYPES: readonly string[] = ['TCP', 'UDP-CONNECT'];
 const PROBED_POOL_PROTOCOLS: readonly string[] = ['TCP', 'UDP'];
 
 /** Whether OVN probes the members of a pool of this protocol with this monitor (none: undefined). */
-export function probedByOvn(poolProtocol: string, monitor: { type: string; admin_state_up: number } | undefined): boolean {
+export function probedByOvn(poolProtocol: string, monitor: { type: string; admin_state_up: boolean } | undefined): boolean {
   return (
     monitor !== undefined &&
-    monitor.admin_state_up === 1 &&
+    monitor.admin_state_up &&
     PROBED_MONITOR_TYPES.includes(monitor.type) &&
     PROBED_POOL_PROTOCOLS.includes(poolProtocol)
   );
 }
 
 function memberStatus(m: ObservedTree['members'][number], facts: OvnHealthFacts): OperatingStatus {
-  if (m.admin_state_up !== 1) return 'OFFLINE';
+  if (!m.admin_state_up) return 'OFFLINE';
   if (!facts.monitoredPools.has(m.pool_id)) return 'NO_MONITOR';
   if (facts.unreachable?.has(m.id)) return 'ERROR';
   switch (facts.serviceMonitors?.get(m.id)) {
@@ -81,12 +82,12 @@ export function ovnMemberStatuses(tree: ObservedTree, facts: OvnHealthFacts): Re
 
 /** OVN's probes as the observation the shared derivation takes. */
 function ovnObservation(tree: ObservedTree, facts: OvnHealthFacts): Observation {
-  const listeners = new Map<string, ListenerState>(tree.listeners.filter((l) => l.admin_state_up === 1).map((l) => [l.id, 'OPEN']));
+  const listeners = new Map<string, ListenerState>(tree.listeners.filter((l) => l.admin_state_up).map((l) => [l.id, 'OPEN']));
   const pools = new Map<string, PoolObservation>();
   for (const p of tree.pools) {
     const poolMembers = tree.members.filter((m) => m.pool_id === p.id);
     const members = new Map(poolMembers.map((m) => [m.id, memberStatus(m, facts)]));
-    const enabled = poolMembers.filter((m) => m.admin_state_up === 1);
+    const enabled = poolMembers.filter((m) => m.admin_state_up);
     pools.set(p.id, { up: !(enabled.length > 0 && enabled.every((m) => members.get(m.id) === 'ERROR')), members });
   }
   return { listeners, pools, current: true };
@@ -158,7 +159,7 @@ function membersQuery(db: Q) {
 
 async function probed(q: ReturnType<typeof membersQuery>): Promise<ProbedMember[]> {
   return (await q.execute())
-    .filter((r) => probedByOvn(r.protocol, r))
+    .filter((r) => probedByOvn(r.protocol, healthMonitorCodec.decode(r)))
     .map((r) => ({ id: r.id, poolId: r.pool_id, loadBalancerId: r.load_balancer_id, address: r.address, port: r.protocol_port, protocol: serviceMonitorProtocol(r.protocol) }));
 }
 

@@ -41,17 +41,12 @@ export function probedMembers(tree: OvnTree): ProbedMember[] {
     .flatMap((p) => p.members.map((m) => ({ id: m.id, poolId: p.id, loadBalancerId: tree.lb.id, address: m.address, port: m.port, protocol: serviceMonitorProtocol(p.protocol) })));
 }
 
-const statusRow = (r: { id: string; admin_state_up: number; provisioning_status: string; operating_status: string }) => ({
+const statusRow = (r: ObservedTree['listeners'][number]) => ({
   id: r.id,
   admin_state_up: r.admin_state_up,
   provisioning_status: r.provisioning_status,
   operating_status: r.operating_status,
 });
-
-interface StoredPersistence {
-  type: string;
-  persistence_timeout?: number | null;
-}
 
 /** SOURCE_IP persistence without a timeout: Octavia's default of 360 s. */
 const DEFAULT_PERSISTENCE_TIMEOUT = 360;
@@ -59,21 +54,20 @@ const DEFAULT_PERSISTENCE_TIMEOUT = 360;
 export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
   const { lb, listeners, pools, members, monitors } = await servedTree(db, lbId);
   const vipSubnetId = lb.vip_subnet_id ?? '';
-  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string; port_id: string }>;
   const hmByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
   const ovnPools: OvnPool[] = pools.map((p) => {
-    const persistence = p.session_persistence ? (JSON.parse(p.session_persistence) as StoredPersistence | null) : null;
+    const persistence = p.session_persistence;
     const hm = hmByPool.get(p.id);
     return {
       id: p.id,
       protocol: p.protocol,
       algorithm: p.lb_algorithm,
-      enabled: p.admin_state_up === 1,
+      enabled: p.admin_state_up,
       affinityTimeout: persistence?.type === 'SOURCE_IP' ? (persistence.persistence_timeout ?? DEFAULT_PERSISTENCE_TIMEOUT) : null,
       healthMonitorId: hm ? hm.id : null,
       members: members
         .filter((m) => m.pool_id === p.id)
-        .map((m) => ({ id: m.id, address: m.address, port: m.protocol_port, subnetId: m.subnet_id ?? vipSubnetId, enabled: m.admin_state_up === 1 })),
+        .map((m) => ({ id: m.id, address: m.address, port: m.protocol_port, subnetId: m.subnet_id ?? vipSubnetId, enabled: m.admin_state_up })),
     };
   });
   const probed = monitors.filter((hm) => {
@@ -84,13 +78,13 @@ export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
     vipSubnetId,
     lb: {
       id: lb.id,
-      enabled: lb.admin_state_up === 1,
+      enabled: lb.admin_state_up,
       vip: lb.vip_address,
       vipPortId: lb.vip_port_id ?? '',
-      additionalVips: additional.map((v) => ({ address: v.ip_address, portId: v.port_id })),
+      additionalVips: lb.additional_vips.map((v) => ({ address: v.ip_address, portId: v.port_id })),
       listeners: [...listeners]
         .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-        .map((l) => ({ id: l.id, protocol: l.protocol, port: l.protocol_port, enabled: l.admin_state_up === 1, defaultPoolId: l.default_pool_id })),
+        .map((l) => ({ id: l.id, protocol: l.protocol, port: l.protocol_port, enabled: l.admin_state_up, defaultPoolId: l.default_pool_id })),
       pools: ovnPools,
       memberStatus: {},
     },
