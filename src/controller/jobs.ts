@@ -1,4 +1,5 @@
 /** The persisted job queue: rows claimed with a lease, so any worker can resume another's job. */
+import { jobCodec } from '../db/records/job.js';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, JobTable } from '../db/schema.js';
@@ -43,7 +44,7 @@ export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req
       load_balancer_id: req.loadBalancerId,
       provider: req.provider,
       operation: req.operation,
-      payload: JSON.stringify(req.payload ?? {}),
+      payload: jobCodec.encode({ payload: req.payload ?? {} }).payload,
       state: 'queued',
       next_step: 0,
       attempts: 0,

@@ -3,6 +3,7 @@
  * progress after each step and keeps its lease alive. Stopping it aborts the running steps;
  * their jobs are resumed by the next worker to claim them.
  */
+import { jobCodec } from '../db/records/job.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -78,7 +79,7 @@ export class Worker {
       jobId: job.id,
       loadBalancerId: job.load_balancer_id,
       operation: job.operation,
-      payload: JSON.parse(job.payload) as StepPayload,
+      payload: jobCodec.decode(job).payload as StepPayload,
       signal,
       heartbeat,
       log,

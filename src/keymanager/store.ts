@@ -5,12 +5,13 @@
  */
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { KeyManagerAclTable } from '../db/schema.js';
-import type {
-  KeyManagerConsumerRecord as KeyManagerConsumerTable,
-  KeyManagerContainerSecretRecord as KeyManagerContainerSecretTable,
-  KeyManagerContainerRecord as KeyManagerContainerTable,
-  KeyManagerSecretRecord as KeyManagerSecretTable,
+import {
+  keyManagerAclCodec,
+  type KeyManagerAclRecord,
+  type KeyManagerConsumerRecord as KeyManagerConsumerTable,
+  type KeyManagerContainerSecretRecord as KeyManagerContainerSecretTable,
+  type KeyManagerContainerRecord as KeyManagerContainerTable,
+  type KeyManagerSecretRecord as KeyManagerSecretTable,
 } from '../db/records/key-manager.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import type { EntityKind, Guarded } from './access.js';
@@ -19,7 +20,7 @@ import type { Sealed } from './crypto.js';
 export type SecretRow = Selectable<KeyManagerSecretTable>;
 export type ContainerRow = Selectable<KeyManagerContainerTable>;
 export type MemberRow = Selectable<KeyManagerContainerSecretTable>;
-export type AclRow = Selectable<KeyManagerAclTable>;
+export type AclRecord = KeyManagerAclRecord;
 export type ConsumerRow = Selectable<KeyManagerConsumerTable>;
 
 export interface Page<T> {
@@ -159,8 +160,9 @@ export class KeyManagerStore {
   }
 
 
-  async acl(kind: EntityKind, id: string): Promise<AclRow | undefined> {
-    return this.k.selectFrom('key_manager_acl').selectAll().where('entity_kind', '=', kind).where('entity_id', '=', id).where('operation', '=', 'read').executeTakeFirst();
+  async acl(kind: EntityKind, id: string): Promise<AclRecord | undefined> {
+    const row = await this.k.selectFrom('key_manager_acl').selectAll().where('entity_kind', '=', kind).where('entity_id', '=', id).where('operation', '=', 'read').executeTakeFirst();
+    return row && keyManagerAclCodec.decode(row);
   }
 
   /** What the policy needs of an entity: its owner and read ACL. */
@@ -169,7 +171,7 @@ export class KeyManagerStore {
     return {
       projectId: row.project_id,
       creatorId: row.creator_id,
-      acl: acl ? { projectAccess: acl.project_access === 1, users: JSON.parse(acl.users) as string[] } : null,
+      acl: acl ? { projectAccess: acl.project_access, users: acl.users } : null,
     };
   }
 
@@ -177,8 +179,8 @@ export class KeyManagerStore {
     const now = preciseTimestamp();
     await this.k
       .insertInto('key_manager_acl')
-      .values({ entity_kind: kind, entity_id: id, operation: 'read', project_access: projectAccess ? 1 : 0, users: JSON.stringify(users), created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['entity_kind', 'entity_id', 'operation']).doUpdateSet({ project_access: projectAccess ? 1 : 0, users: JSON.stringify(users), updated_at: now }))
+      .values(keyManagerAclCodec.encode({ entity_kind: kind, entity_id: id, operation: 'read', project_access: projectAccess, users: [...users], created_at: now, updated_at: now }))
+      .onConflict((oc) => oc.columns(['entity_kind', 'entity_id', 'operation']).doUpdateSet(keyManagerAclCodec.encode({ project_access: projectAccess, users: [...users], updated_at: now })))
       .execute();
   }
 
@@ -197,7 +199,7 @@ export class KeyManagerStore {
       .where('entity_kind', '=', kind)
       .where('users', 'like', `%${JSON.stringify(userId)}%`)
       .execute();
-    return rows.filter((r) => (JSON.parse(r.users) as string[]).includes(userId)).map((r) => r.entity_id);
+    return rows.map(keyManagerAclCodec.decode).filter((r) => r.users.includes(userId)).map((r) => r.entity_id);
   }
 
   async consumers(kind: EntityKind, ids: readonly string[]): Promise<ConsumerRow[]> {

@@ -1,5 +1,5 @@
 /** Barbican's JSON shapes for secrets, containers, ACLs and consumers (v1, microversion 1.0). */
-import type { AclRow, ConsumerRow, ContainerRow, MemberRow, SecretRow } from './store.js';
+import type { AclRecord, ConsumerRow, ContainerRow, MemberRow, SecretRow } from './store.js';
 
 type Obj = Record<string, unknown>;
 
@@ -57,9 +57,9 @@ export function containerView(base: string, c: ContainerRow, members: readonly M
   };
 }
 
-export function aclView(acl: AclRow | undefined): Obj {
+export function aclView(acl: AclRecord | undefined): Obj {
   if (!acl) return { read: { 'project-access': true } };
-  return { read: { 'project-access': acl.project_access === 1, users: JSON.parse(acl.users) as string[], created: acl.created_at, updated: acl.updated_at } };
+  return { read: { 'project-access': acl.project_access, users: acl.users, created: acl.created_at, updated: acl.updated_at } };
 }
 
 /** `previous` / `next` links of a page, carrying the other query parameters along. */

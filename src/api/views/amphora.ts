@@ -1,8 +1,8 @@
 /** Amphora rows → the wire form (admin API). */
-import type { AmphoraTable } from '../../db/schema.js';
+import { amphoraCodec, type AmphoraRow } from '../../db/records/amphora.js';
 
 /** The wire key is `loadbalancer_id` (the api-ref's `load_balancer_id` example is wrong). */
-export function amphoraView(row: AmphoraTable) {
+export function amphoraView(row: AmphoraRow) {
   return {
     id: row.id,
     loadbalancer_id: row.load_balancer_id,
@@ -13,7 +13,7 @@ export function amphoraView(row: AmphoraTable) {
     vrrp_port_id: row.vrrp_port_id,
     ha_port_id: row.ha_port_id,
     cert_expiration: row.cert_expiration,
-    cert_busy: row.cert_busy === 1,
+    cert_busy: amphoraCodec.decode(row).cert_busy,
     role: row.role,
     status: row.status,
     vrrp_interface: row.vrrp_interface,

@@ -1,10 +1,10 @@
 /** Availability zone and AZ profile rows → the wire form. */
-import type { AvailabilityZoneProfileTable, AvailabilityZoneTable } from '../../db/schema.js';
+import { availabilityZoneCodec, type AvailabilityZoneProfileRecord, type AvailabilityZoneRow } from '../../db/records/catalog.js';
 
-export function availabilityZoneView(row: AvailabilityZoneTable) {
-  return { name: row.name, description: row.description, enabled: row.enabled === 1, availability_zone_profile_id: row.availability_zone_profile_id };
+export function availabilityZoneView(row: AvailabilityZoneRow) {
+  return { name: row.name, description: row.description, enabled: availabilityZoneCodec.decode(row).enabled, availability_zone_profile_id: row.availability_zone_profile_id };
 }
 
-export function availabilityZoneProfileView(row: AvailabilityZoneProfileTable) {
+export function availabilityZoneProfileView(row: AvailabilityZoneProfileRecord) {
   return { id: row.id, name: row.name, provider_name: row.provider_name, availability_zone_data: row.availability_zone_data };
 }

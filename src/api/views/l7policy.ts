@@ -1,11 +1,12 @@
 /** Rows → the L7 policy's wire form, with its rules as ids or (graph response) in full. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, L7PolicyTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { L7PolicyRow } from '../../db/records/l7policy.js';
 import { readTags } from '../tags.js';
 import { l7RuleView, type L7RuleRow } from './l7rule.js';
 import { treeFields } from './tree-fields.js';
 
-export type L7PolicyRow = L7PolicyTable;
+export type { L7PolicyRow };
 
 type Q = Kysely<Database> | Transaction<Database>;
 

@@ -1,10 +1,11 @@
 /** Rows → the L7 rule's wire form. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, L7RuleTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import { l7RuleCodec, type L7RuleRow } from '../../db/records/l7rule.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type L7RuleRow = L7RuleTable;
+export type { L7RuleRow };
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -24,7 +25,7 @@ export function l7RuleView(row: L7RuleRow, rel: L7RuleRelations) {
     compare_type: row.compare_type,
     key: row.key,
     value: row.value,
-    invert: row.invert === 1,
+    invert: l7RuleCodec.decode(row).invert,
     tags: rel.tags.get(row.id) ?? [],
   };
 }

@@ -1,12 +1,13 @@
 /** Rows → the listener's wire form, with the relations many listeners need loaded in two queries. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, ListenerTable } from '../../db/schema.js';
-import type { ListenerProtocol } from '../../domain/enums.js';
+import type { Database } from '../../db/schema.js';
+import { listenerCodec, type ListenerRow } from '../../db/records/listener.js';
+import { settingsOf } from '../../db/records/tree-object.js';
 import type { ListenerSpec } from '../../domain/rules/listener.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type ListenerRow = ListenerTable;
+export type { ListenerRow };
 type Q = Kysely<Database> | Transaction<Database>;
 
 export interface ListenerRelations {
@@ -25,32 +26,10 @@ export async function listenerRelations(db: Q, ids: string[]): Promise<ListenerR
   return { tags, l7policies };
 }
 
-const parseList = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
-
 /** The stored listener as the rules see it. */
 export function listenerSpecOf(row: ListenerRow): ListenerSpec {
-  return {
-    protocol: row.protocol as ListenerProtocol,
-    protocol_port: row.protocol_port,
-    connection_limit: row.connection_limit,
-    insert_headers: JSON.parse(row.insert_headers) as Record<string, string>,
-    timeout_client_data: row.timeout_client_data,
-    timeout_member_connect: row.timeout_member_connect,
-    timeout_member_data: row.timeout_member_data,
-    timeout_tcp_inspect: row.timeout_tcp_inspect,
-    default_tls_container_ref: row.default_tls_container_ref,
-    sni_container_refs: JSON.parse(row.sni_container_refs) as string[],
-    client_authentication: row.client_authentication,
-    client_ca_tls_container_ref: row.client_ca_tls_container_ref,
-    client_crl_container_ref: row.client_crl_container_ref,
-    allowed_cidrs: parseList(row.allowed_cidrs),
-    tls_ciphers: row.tls_ciphers,
-    tls_versions: parseList(row.tls_versions),
-    alpn_protocols: parseList(row.alpn_protocols),
-    hsts_max_age: row.hsts_max_age,
-    hsts_include_subdomains: row.hsts_include_subdomains === 1,
-    hsts_preload: row.hsts_preload === 1,
-  };
+  const { name: _n, description: _d, admin_state_up: _a, default_pool_id: _p, status_reason: _r, ...spec } = settingsOf(listenerCodec.decode(row), 'load_balancer_id');
+  return spec;
 }
 
 export function listenerView(row: ListenerRow, rel: ListenerRelations) {

@@ -1,10 +1,11 @@
 /** Rows → the load balancer's wire form. */
 import type { Kysely } from 'kysely';
-import type { Database, LoadBalancerTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type LoadBalancerRow = LoadBalancerTable;
+export type { LoadBalancerRow };
 
 export interface LoadBalancerRelations {
   tags: Map<string, string[]>;
@@ -28,6 +29,7 @@ export async function loadBalancerRelations(db: Kysely<Database>, ids: string[])
 }
 
 export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelations) {
+  const { vip_sg_ids, additional_vips } = loadBalancerCodec.decode(row);
   return {
     ...treeFields(row),
     name: row.name,
@@ -37,9 +39,9 @@ export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelation
     vip_subnet_id: row.vip_subnet_id,
     vip_network_id: row.vip_network_id,
     vip_qos_policy_id: row.vip_qos_policy_id,
-    vip_sg_ids: JSON.parse(row.vip_sg_ids) as string[],
+    vip_sg_ids,
     vip_vnic_type: row.vip_vnic_type,
-    additional_vips: JSON.parse(row.additional_vips) as unknown[],
+    additional_vips,
     listeners: (rel.listeners.get(row.id) ?? []).map((id) => ({ id })),
     pools: (rel.pools.get(row.id) ?? []).map((id) => ({ id })),
     provider: row.provider,

@@ -1,10 +1,11 @@
 /** Rows → the member's wire form (which has no `pool_id`, as in Octavia). */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, MemberTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import { memberCodec, type MemberRow } from '../../db/records/member.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type MemberRow = MemberTable;
+export type { MemberRow };
 
 export interface MemberRelations {
   tags: Map<string, string[]>;
@@ -21,7 +22,7 @@ export function memberView(row: MemberRow, rel: MemberRelations) {
     address: row.address,
     protocol_port: row.protocol_port,
     weight: row.weight,
-    backup: row.backup === 1,
+    backup: memberCodec.decode(row).backup,
     subnet_id: row.subnet_id,
     monitor_address: row.monitor_address,
     monitor_port: row.monitor_port,

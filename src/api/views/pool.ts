@@ -1,12 +1,14 @@
 /** Rows → the pool's wire form, with the relations many pools need loaded in a few queries. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, PoolTable } from '../../db/schema.js';
-import type { PoolSpec, SessionPersistence } from '../../domain/rules/pool.js';
+import type { Database } from '../../db/schema.js';
+import { poolCodec, type PoolRow } from '../../db/records/pool.js';
+import { settingsOf } from '../../db/records/tree-object.js';
+import type { PoolSpec } from '../../domain/rules/pool.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 import { poolListenerIds } from '../../db/pool-listeners.js';
 
-export type PoolRow = PoolTable;
+export type { PoolRow };
 type Q = Kysely<Database> | Transaction<Database>;
 
 const none = ['-'];
@@ -31,22 +33,10 @@ export async function poolRelations(db: Q, ids: string[]): Promise<PoolRelations
   return { tags, listeners, members: memberIds, healthMonitors: new Map(monitors.map((m) => [m.pool_id, m.id])) };
 }
 
-const parseList = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
-
 /** The stored pool as the rules see it. */
 export function poolSpecOf(row: PoolRow): PoolSpec {
-  return {
-    protocol: row.protocol,
-    lb_algorithm: row.lb_algorithm,
-    session_persistence: row.session_persistence === null ? null : (JSON.parse(row.session_persistence) as SessionPersistence),
-    tls_enabled: row.tls_enabled === 1,
-    tls_container_ref: row.tls_container_ref,
-    ca_tls_container_ref: row.ca_tls_container_ref,
-    crl_container_ref: row.crl_container_ref,
-    tls_ciphers: row.tls_ciphers,
-    tls_versions: parseList(row.tls_versions),
-    alpn_protocols: parseList(row.alpn_protocols),
-  };
+  const { name: _n, description: _d, admin_state_up: _a, ...spec } = settingsOf(poolCodec.decode(row), 'load_balancer_id');
+  return spec;
 }
 
 export function poolView(row: PoolRow, rel: PoolRelations) {

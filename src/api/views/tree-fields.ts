@@ -1,20 +1,13 @@
 /** What every object of a load balancer's tree renders the same way (listing.ts's treeAttributes). */
-export interface TreeRow {
-  id: string;
-  provisioning_status: string;
-  operating_status: string;
-  admin_state_up: number;
-  project_id: string;
-  created_at: string;
-  updated_at: string | null;
-}
+import type { Row } from '../../db/records/codec.js';
+import { treeObjectCodec, type TreeObject } from '../../db/records/tree-object.js';
 
-export function treeFields(row: TreeRow) {
+export function treeFields(row: Row<TreeObject>) {
   return {
     id: row.id,
     provisioning_status: row.provisioning_status,
     operating_status: row.operating_status,
-    admin_state_up: row.admin_state_up === 1,
+    admin_state_up: treeObjectCodec.decode(row).admin_state_up,
     project_id: row.project_id,
     // Octavia still renders the deprecated duplicate, and upstream tests assert it.
     tenant_id: row.project_id,

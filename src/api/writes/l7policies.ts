@@ -13,7 +13,7 @@ import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, placePolicy, resolveL7PolicyTargetCreate, resolveL7PolicyTargetUpdate, type L7PolicyTarget } from '../../domain/rules/l7.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import type { L7PolicyRow } from '../views/l7policy.js';
+import { l7PolicyCodec, type L7PolicyRow } from '../../db/records/l7policy.js';
 import type { L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
@@ -100,8 +100,7 @@ export async function insertL7Policy(
     id,
     project_id: listener.project_id,
     listener_id: listener.id,
-    ...attrs,
-    admin_state_up: attrs.admin_state_up ? 1 : 0,
+    ...l7PolicyCodec.encode(attrs),
     position: positionIn(order, id),
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
@@ -153,7 +152,7 @@ export async function checkL7PolicyUpdate(deps: ApiDeps, stored: L7PolicyRow, li
   const attrs = {
     name: pick(b.name, stored.name, ''),
     description: pick(b.description, stored.description, ''),
-    admin_state_up: pick(b.admin_state_up, stored.admin_state_up === 1, false),
+    admin_state_up: pick(b.admin_state_up, l7PolicyCodec.decode(stored).admin_state_up, false),
     ...target,
   };
   const provider = await providerOf(db, listener.load_balancer_id);
@@ -168,7 +167,7 @@ export async function updateL7Policy(trx: Trx, stored: L7PolicyRow, listener: Li
   const position = b.position === undefined ? stored.position : positionIn(await placeL7Policy(trx, listener.id, stored.id, b.position), stored.id);
   await trx
     .updateTable('l7policy')
-    .set({ ...attrs, admin_state_up: attrs.admin_state_up ? 1 : 0, position, provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() })
+    .set({ ...l7PolicyCodec.encode(attrs), position, provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() })
     .where('id', '=', stored.id)
     .execute();
   await writeTags(trx, stored.id, b.tags);

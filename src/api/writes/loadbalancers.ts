@@ -11,7 +11,7 @@ import type { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domai
 import type { Static } from '../../domain/schema-kit.js';
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
-import type { LoadBalancerRow } from '../views/loadbalancer.js';
+import { loadBalancerCodec, type LoadBalancerRecord, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { writeTags } from '../tags.js';
 import { lockLoadBalancer } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -144,7 +144,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Trx, ctx: RequestCo
     const p = await network.allocatePort(trx, { subnet: additionalSubnets[i]!, address: av.ip_address ?? null, projectId, deviceId: id, owner: 'Octavia', name: `octavia-lb-${id}` });
     additionalVips.push({ subnet_id: av.subnet_id, ip_address: p.ip_address, port_id: p.id });
   }
-  const row: LoadBalancerRow = {
+  const record: LoadBalancerRecord = {
     id,
     project_id: projectId,
     name: b.name ?? '',
@@ -152,15 +152,15 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Trx, ctx: RequestCo
     provisioning_status: 'PENDING_CREATE',
     operating_status: 'OFFLINE',
     // Octavia's quirk: an explicit null admin_state_up means false.
-    admin_state_up: b.admin_state_up === undefined ? 1 : b.admin_state_up ? 1 : 0,
+    admin_state_up: b.admin_state_up === undefined || Boolean(b.admin_state_up),
     vip_address: address,
     vip_port_id: portId,
     vip_subnet_id: vip.subnet.id,
     vip_network_id: vip.subnet.network_id,
     vip_qos_policy_id: vip.qosPolicyId,
-    vip_sg_ids: JSON.stringify(b.vip_sg_ids ?? []),
+    vip_sg_ids: b.vip_sg_ids ?? [],
     vip_vnic_type: 'normal',
-    additional_vips: JSON.stringify(additionalVips),
+    additional_vips: additionalVips,
     provider,
     flavor_id: b.flavor_id ?? null,
     availability_zone: b.availability_zone ?? null,
@@ -169,6 +169,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Trx, ctx: RequestCo
     created_at: timestamp(),
     updated_at: null,
   };
+  const row = loadBalancerCodec.encode(record);
   await trx.insertInto('load_balancer').values(row).execute();
   await writeTags(trx, id, b.tags);
   return row;
@@ -183,13 +184,13 @@ export function checkLoadBalancerUpdate(deps: ApiDeps, row: LoadBalancerRow, b: 
 
 export async function updateLoadBalancer(trx: Trx, row: LoadBalancerRow, b: UpdateInput): Promise<void> {
   await lockLoadBalancer(trx, row.id, ['ACTIVE'], 'PENDING_UPDATE');
-  const set: Partial<LoadBalancerRow> = {};
+  const set: Partial<LoadBalancerRecord> = {};
   if (b.name !== undefined) set.name = b.name ?? '';
   if (b.description !== undefined) set.description = b.description ?? '';
-  if (b.admin_state_up !== undefined) set.admin_state_up = b.admin_state_up ? 1 : 0;
+  if (b.admin_state_up !== undefined) set.admin_state_up = Boolean(b.admin_state_up);
   if (b.vip_qos_policy_id !== undefined) set.vip_qos_policy_id = b.vip_qos_policy_id;
-  if (b.vip_sg_ids !== undefined) set.vip_sg_ids = JSON.stringify(b.vip_sg_ids ?? []);
-  if (Object.keys(set).length) await trx.updateTable('load_balancer').set(set).where('id', '=', row.id).execute();
+  if (b.vip_sg_ids !== undefined) set.vip_sg_ids = b.vip_sg_ids ?? [];
+  if (Object.keys(set).length) await trx.updateTable('load_balancer').set(loadBalancerCodec.encode(set)).where('id', '=', row.id).execute();
   await writeTags(trx, row.id, b.tags);
   await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.update' });
 }

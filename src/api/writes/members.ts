@@ -12,7 +12,8 @@ import {
 } from '../../domain/rules/member.js';
 import { assertMemberAddressAllowed, memberAddressPolicy } from '../../domain/rules/member-address.js';
 import { enqueue } from '../../controller/jobs.js';
-import { renderMembers, type MemberRow } from '../views/member.js';
+import { renderMembers } from '../views/member.js';
+import { memberCodec, type MemberRow } from '../../db/records/member.js';
 import type { PoolRow } from '../views/pool.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
@@ -24,11 +25,12 @@ type Trx = Transaction<Database>;
 type MemberInput = Static<typeof MemberSingleCreate>;
 
 function settingsOf(row: MemberRow): MemberSettings {
-  return { name: row.name, admin_state_up: row.admin_state_up === 1, weight: row.weight, backup: row.backup === 1, monitor_address: row.monitor_address, monitor_port: row.monitor_port };
+  const { name, admin_state_up, weight, backup, monitor_address, monitor_port } = memberCodec.decode(row);
+  return { name, admin_state_up, weight, backup, monitor_address, monitor_port };
 }
 
 function settingsColumns(s: MemberSettings) {
-  return { name: s.name, admin_state_up: s.admin_state_up ? 1 : 0, weight: s.weight, backup: s.backup ? 1 : 0, monitor_address: s.monitor_address, monitor_port: s.monitor_port };
+  return memberCodec.encode(s);
 }
 
 /** What a provider's member check sees: the API attributes after defaults or merge. */

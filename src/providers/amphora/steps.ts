@@ -5,6 +5,7 @@
  * id derived from the job, so a resumed job finds the amphora it started instead of making
  * a second one.
  */
+import { loadBalancerCodec } from '../../db/records/load-balancer.js';
 import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
@@ -72,7 +73,7 @@ async function destroyCompute(deps: AmphoraDeps, amp: AmphoraTable): Promise<voi
 
 async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; addresses: string[] }> {
   const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'additional_vips']).where('id', '=', lbId).executeTakeFirstOrThrow();
-  const additional = (JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>).map((v) => v.ip_address);
+  const additional = loadBalancerCodec.decode(lb).additional_vips.map((v) => v.ip_address);
   return { portId: lb.vip_port_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
 }
 

@@ -11,6 +11,7 @@
  * the database was away is not lost. A worker that dies between the transaction and the settling
  * runs the step again: the transaction then finds nothing to change.
  */
+import { loadBalancerCodec } from '../../db/records/load-balancer.js';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Flow, Step, StepContext } from '../../provider-contract/flow.js';
@@ -78,7 +79,7 @@ function removeNorthbound(load: OvnDepsLoader): Step {
     async run(ctx) {
       const deps = await load();
       const lb = await ctx.db.kysely.selectFrom('load_balancer').select(['vip_port_id', 'additional_vips']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
-      const ports = [lb.vip_port_id, ...(JSON.parse(lb.additional_vips) as Array<{ port_id: string }>).map((v) => v.port_id)].filter((p): p is string => !!p);
+      const ports = [lb.vip_port_id, ...loadBalancerCodec.decode(lb).additional_vips.map((v) => v.port_id)].filter((p): p is string => !!p);
       await whenConnected(ctx, deps, async () => {
         const outcome = await deps.nb.remove(ctx.loadBalancerId, ports);
         await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
