@@ -2,8 +2,8 @@
  * The routes that are the same but for names: the two reads most collections have,
  * `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<key>` (`fields` applied),
  * for the objects of a load balancer's tree and for the admin catalogs; and the update and
- * delete of a tree object around what each resource does. Creates stay spelled out in each
- * resource's own file.
+ * delete of a tree object around what each resource does, and all of them with its create
+ * (`treeRoutes`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
@@ -71,6 +71,27 @@ export function treeDeleteRoute<Row>(
     await change(deps, (trx) => remove(trx, row, req));
     return reply.code(204).send();
   });
+}
+
+/**
+ * Every route of a top-level tree object, its path, envelope and loader named once: the
+ * reads, `POST /<plural>` (`create` answers the new object's view, sent with 201), the
+ * update and the delete.
+ */
+export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends TreeReads<Row> {
+  load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete'): Promise<Row>;
+  readonly createBody: C;
+  create(body: Static<C>, req: FastifyRequest): Promise<unknown>;
+  readonly updateBody: U;
+  update(row: Row, body: Static<U>, req: FastifyRequest): Promise<unknown>;
+  remove(trx: Transaction<Database>, row: Row, req: FastifyRequest): Promise<void>;
+}
+
+export function treeRoutes<Row, C extends TSchema, U extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeRoutes<Row, C, U>): void {
+  treeReadRoutes(app, deps, r);
+  app.post(r.path, { schema: { body: r.createBody } }, async (req, reply) => reply.code(201).send({ [r.root]: await r.create(req.body as Static<C>, req) }));
+  treeUpdateRoute(app, deps, { ...r, schema: r.updateBody });
+  treeDeleteRoute(app, deps, r.path, r.load, r.remove);
 }
 
 /** An admin-managed catalog (flavors, availability zones and their profiles): visible to every project, unscoped. */

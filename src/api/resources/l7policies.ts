@@ -2,9 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { L7PolicyCreateBody, L7PolicyUpdateBody } from '../../domain/schemas/l7policy.js';
-import type { Static } from '../../domain/schema-kit.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
+import { treeRoutes } from '../shared-routes.js';
 import { renderL7Policies, type L7PolicyRow } from '../views/l7policy.js';
 import { l7PolicyFor, parentListener } from '../loaders.js';
 import { change } from '../change.js';
@@ -31,26 +30,21 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
   const { db } = deps;
   const render = async (row: L7PolicyRow) => (await renderL7Policies(db.kysely, [row]))[0]!;
 
-  treeReadRoutes(app, deps, {
+  treeRoutes(app, deps, {
     path: '/l7policies', root: 'l7policy', list: l7PolicyList, load: l7PolicyFor,
     render: (rows: L7PolicyRow[]) => renderL7Policies(db.kysely, rows),
-  });
-
-  app.post('/l7policies', { schema: { body: L7PolicyCreateBody } }, async (req, reply) => {
-    const b = (req.body as Static<typeof L7PolicyCreateBody>).l7policy;
-    const listener = await parentListener(db.kysely, b.listener_id);
-    const { policy } = await change(deps, (trx) => createL7Policy(deps, trx, req.ctx, listener, b));
-    return reply.code(201).send({ l7policy: await render(policy) });
-  });
-
-  treeUpdateRoute(app, deps, {
-    path: '/l7policies', root: 'l7policy', schema: L7PolicyUpdateBody, load: l7PolicyFor,
+    createBody: L7PolicyCreateBody,
+    create: async ({ l7policy: b }, req) => {
+      const listener = await parentListener(db.kysely, b.listener_id);
+      const { policy } = await change(deps, (trx) => createL7Policy(deps, trx, req.ctx, listener, b));
+      return render(policy);
+    },
+    updateBody: L7PolicyUpdateBody,
     update: async (stored, { l7policy: b }) => {
       const listener = await parentListener(db.kysely, stored.listener_id);
       const checked = await checkL7PolicyUpdate(deps, stored, listener, b);
       return render(await change(deps, (trx) => updateL7Policy(trx, stored, listener, checked, b)));
     },
+    remove: deleteL7Policy,
   });
-
-  treeDeleteRoute(app, deps, '/l7policies', l7PolicyFor, deleteL7Policy);
 };

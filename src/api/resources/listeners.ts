@@ -1,18 +1,15 @@
 /** /lbaas/listeners: list, show, create, update, delete, stats. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
-import type { Static } from '../../domain/schema-kit.js';
 import { ListenerCreateBody, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
+import { treeRoutes } from '../shared-routes.js';
 import { renderListeners, type ListenerRow } from '../views/listener.js';
 import { statsTotals } from '../views/stats.js';
 import { listenerFor, parentLoadBalancer } from '../loaders.js';
-import { change } from '../change.js';
-import { tlsCaller, touchesListenerRefs } from '../tls-refs.js';
 import { createListener, deleteListener, updateListener, verifyListenerUpdateRefs, verifyNewListenerRefs } from '../writes/listeners.js';
-import { registerListenerRefs } from '../writes/tls-consumers.js';
+import { changeCertificateUser, listenerUser } from '../writes/tls-consumers.js';
 
 export const listenerList: ListSpec = {
   table: 'listener',
@@ -44,36 +41,24 @@ export const listenerList: ListSpec = {
 export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const { db } = deps;
 
-  treeReadRoutes(app, deps, {
+  treeRoutes(app, deps, {
     path: '/listeners', root: 'listener', list: listenerList, load: listenerFor,
     render: (rows: ListenerRow[]) => renderListeners(db.kysely, rows),
+    createBody: ListenerCreateBody,
+    create: async ({ listener }, req) => {
+      const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = listener;
+      const lb = await parentLoadBalancer(db.kysely, lbId);
+      authorize(req.ctx, 'listener', 'post', lb.project_id);
+      return changeCertificateUser(deps, req, listenerUser, true, (caller) => verifyNewListenerRefs(deps, caller, lb, input), (trx) => createListener(deps, trx, lb, input));
+    },
+    updateBody: ListenerUpdateBody,
+    update: (row, { listener: b }, req) =>
+      changeCertificateUser(deps, req, listenerUser, listenerUser.touches(b), (caller) => verifyListenerUpdateRefs(deps, caller, row, b), (trx) => updateListener(deps, trx, row, b)),
+    remove: deleteListener,
   });
 
   app.get<{ Params: { id: string } }>('/listeners/:id/stats', async (req) => {
     const listener = await listenerFor(deps, req.ctx, req.params.id, 'get_stats');
     return { stats: await statsTotals(db.kysely, { listenerId: listener.id }) };
   });
-
-  app.post('/listeners', { schema: { body: ListenerCreateBody } }, async (req, reply) => {
-    const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = (req.body as Static<typeof ListenerCreateBody>).listener;
-    const lb = await parentLoadBalancer(db.kysely, lbId);
-    authorize(req.ctx, 'listener', 'post', lb.project_id);
-    await verifyNewListenerRefs(deps, tlsCaller(req), lb, input);
-    const row = await change(deps, (trx) => createListener(deps, trx, lb, input));
-    await registerListenerRefs(deps, req.log, row);
-    const [view] = await renderListeners(db.kysely, [row]);
-    return reply.code(201).send({ listener: view });
-  });
-
-  treeUpdateRoute(app, deps, {
-    path: '/listeners', root: 'listener', schema: ListenerUpdateBody, load: listenerFor,
-    update: async (row, { listener: b }, req) => {
-      await verifyListenerUpdateRefs(deps, tlsCaller(req), row, b);
-      const { view, updated } = await change(deps, (trx) => updateListener(deps, trx, row, b));
-      if (touchesListenerRefs(b)) await registerListenerRefs(deps, req.log, updated);
-      return view;
-    },
-  });
-
-  treeDeleteRoute(app, deps, '/listeners', listenerFor, deleteListener);
 };

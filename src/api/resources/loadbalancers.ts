@@ -2,9 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
-import type { Static } from '../../domain/schema-kit.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
+import { treeRoutes } from '../shared-routes.js';
 import { renderLoadBalancers, type LoadBalancerRow } from '../views/loadbalancer.js';
 import { renderLoadBalancerTree } from '../views/loadbalancer-tree.js';
 import { loadBalancerFor } from '../loaders.js';
@@ -41,34 +40,29 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
   const { db } = deps;
   const render = async (row: LoadBalancerRow) => (await renderLoadBalancers(db.kysely, [row]))[0]!;
 
-  treeReadRoutes(app, deps, {
+  treeRoutes(app, deps, {
     path: '/loadbalancers', root: 'loadbalancer', list: loadBalancerList, load: loadBalancerFor,
     render: (rows: LoadBalancerRow[]) => renderLoadBalancers(db.kysely, rows),
-  });
-
-  app.post('/loadbalancers', { schema: { body: LoadBalancerCreateBody } }, async (req, reply) => {
-    const b = (req.body as Static<typeof LoadBalancerCreateBody>).loadbalancer;
-    // Who may create comes before what the certificates hold: a refused caller learns nothing about them.
-    authorizedCreator(req.ctx, b);
-    await verifyGraphTlsRefs(deps, tlsCaller(req), b);
-    const tree = await db.kysely.transaction().execute((trx) => createLoadBalancerTree(deps, trx, req.ctx, b));
-    await registerGraphConsumers(deps, req.log, tree);
-    // Rendered before the worker is woken, so the answer shows the tree as created (PENDING_CREATE).
-    const full = await renderLoadBalancerTree(db.kysely, tree);
-    deps.jobs.notify();
-    return reply.code(201).send({ loadbalancer: full });
-  });
-
-  treeUpdateRoute(app, deps, {
-    path: '/loadbalancers', root: 'loadbalancer', schema: LoadBalancerUpdateBody, load: loadBalancerFor,
+    createBody: LoadBalancerCreateBody,
+    create: async ({ loadbalancer: b }, req) => {
+      // Who may create comes before what the certificates hold: a refused caller learns nothing about them.
+      authorizedCreator(req.ctx, b);
+      await verifyGraphTlsRefs(deps, tlsCaller(req), b);
+      const tree = await db.kysely.transaction().execute((trx) => createLoadBalancerTree(deps, trx, req.ctx, b));
+      await registerGraphConsumers(deps, req.log, tree);
+      // Rendered before the worker is woken, so the answer shows the tree as created (PENDING_CREATE).
+      const full = await renderLoadBalancerTree(db.kysely, tree);
+      deps.jobs.notify();
+      return full;
+    },
+    updateBody: LoadBalancerUpdateBody,
     update: async (row, { loadbalancer: b }, req) => {
       checkLoadBalancerUpdate(deps, row, b);
       await change(deps, (trx) => updateLoadBalancer(trx, row, b));
       return render(await loadBalancerFor(deps, req.ctx, row.id, 'get_one'));
     },
+    remove: (trx, row, req) => deleteLoadBalancer(trx, row, truthy((req.query as { cascade?: string }).cascade)),
   });
-
-  treeDeleteRoute(app, deps, '/loadbalancers', loadBalancerFor, (trx, row, req) => deleteLoadBalancer(trx, row, truthy((req.query as { cascade?: string }).cascade)));
 
   app.put<{ Params: { id: string } }>('/loadbalancers/:id/failover', async (req, reply) => {
     const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put_failover');

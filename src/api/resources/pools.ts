@@ -2,18 +2,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { apiError } from '../../domain/errors.js';
-import type { Static } from '../../domain/schema-kit.js';
 import { PoolCreateBody, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
-import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
+import { treeRoutes } from '../shared-routes.js';
 import { renderPools, type PoolRow } from '../views/pool.js';
 import { parentLoadBalancer, poolFor } from '../loaders.js';
-import { change } from '../change.js';
-import { tlsCaller, touchesPoolRefs } from '../tls-refs.js';
 import { createPool, deletePool, listenerForNewPool, updatePool, verifyNewPoolRefs, verifyPoolUpdateRefs } from '../writes/pools.js';
-import { registerPoolRefs } from '../writes/tls-consumers.js';
+import { changeCertificateUser, poolUser } from '../writes/tls-consumers.js';
 
 export const poolList: ListSpec = {
   table: 'pool',
@@ -36,35 +33,23 @@ export const poolList: ListSpec = {
 export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const { db } = deps;
 
-  treeReadRoutes(app, deps, {
+  treeRoutes(app, deps, {
     path: '/pools', root: 'pool', list: poolList, load: poolFor,
     render: (rows: PoolRow[]) => renderPools(db.kysely, rows),
-  });
-
-  app.post('/pools', { schema: { body: PoolCreateBody } }, async (req, reply) => {
-    const { loadbalancer_id: lbId, listener_id: listenerId, project_id: _project, tenant_id: _tenant, ...input } = (req.body as Static<typeof PoolCreateBody>).pool;
-    if (!lbId && !listenerId) throw apiError('VALIDATION', 'Must provide at least one of: loadbalancer_id, listener_id');
-    const listener = listenerId ? await listenerForNewPool(db.kysely, listenerId) : undefined;
-    const lb = await parentLoadBalancer(db.kysely, lbId ?? listener!.load_balancer_id);
-    if (listener && listener.load_balancer_id !== lb.id) throw apiError('VALIDATION', 'Listener and pool must be on the same load balancer.');
-    authorize(req.ctx, 'pool', 'post', lb.project_id);
-    if (listener) assertPoolProtocolAllowed(listener.protocol, input.protocol);
-    await verifyNewPoolRefs(deps, tlsCaller(req), input);
-    const row = await change(deps, (trx) => createPool(deps, trx, req.ctx, lb, listener, input));
-    await registerPoolRefs(deps, req.log, row);
-    const [view] = await renderPools(db.kysely, [row]);
-    return reply.code(201).send({ pool: view });
-  });
-
-  treeUpdateRoute(app, deps, {
-    path: '/pools', root: 'pool', schema: PoolUpdateBody, load: poolFor,
-    update: async (row, { pool: b }, req) => {
-      await verifyPoolUpdateRefs(deps, tlsCaller(req), row, b);
-      const { view, updated } = await change(deps, (trx) => updatePool(deps, trx, row, b));
-      if (touchesPoolRefs(b)) await registerPoolRefs(deps, req.log, updated);
-      return view;
+    createBody: PoolCreateBody,
+    create: async ({ pool }, req) => {
+      const { loadbalancer_id: lbId, listener_id: listenerId, project_id: _project, tenant_id: _tenant, ...input } = pool;
+      if (!lbId && !listenerId) throw apiError('VALIDATION', 'Must provide at least one of: loadbalancer_id, listener_id');
+      const listener = listenerId ? await listenerForNewPool(db.kysely, listenerId) : undefined;
+      const lb = await parentLoadBalancer(db.kysely, lbId ?? listener!.load_balancer_id);
+      if (listener && listener.load_balancer_id !== lb.id) throw apiError('VALIDATION', 'Listener and pool must be on the same load balancer.');
+      authorize(req.ctx, 'pool', 'post', lb.project_id);
+      if (listener) assertPoolProtocolAllowed(listener.protocol, input.protocol);
+      return changeCertificateUser(deps, req, poolUser, true, (caller) => verifyNewPoolRefs(deps, caller, input), (trx) => createPool(deps, trx, req.ctx, lb, listener, input));
     },
+    updateBody: PoolUpdateBody,
+    update: (row, { pool: b }, req) =>
+      changeCertificateUser(deps, req, poolUser, poolUser.touches(b), (caller) => verifyPoolUpdateRefs(deps, caller, row, b), (trx) => updatePool(deps, trx, row, b)),
+    remove: deletePool,
   });
-
-  treeDeleteRoute(app, deps, '/pools', poolFor, deletePool);
 };

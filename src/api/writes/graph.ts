@@ -21,7 +21,7 @@ import { insertListener } from './listeners.js';
 import { insertL7Policy } from './l7policies.js';
 import { forCreate, listenerTlsRefs, poolTlsRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { registerListenerRefs, registerPoolRefs } from './tls-consumers.js';
+import { listenerUser, poolUser, registerRefs } from './tls-consumers.js';
 
 type Trx = Transaction<Database>;
 type GraphBody = Static<typeof LoadBalancerCreate>;
@@ -132,5 +132,5 @@ export async function verifyGraphTlsRefs(deps: ApiDeps, caller: Caller, body: Pi
 
 /** After the tree's transaction: its listeners and pools become consumers of what they reference. */
 export async function registerGraphConsumers(deps: ApiDeps, log: Pick<BaseLogger, 'warn'>, tree: LoadBalancerTree): Promise<void> {
-  await Promise.all([...tree.listeners.map((row) => registerListenerRefs(deps, log, row)), ...tree.pools.map((row) => registerPoolRefs(deps, log, row))]);
+  await Promise.all([...tree.listeners.map((row) => registerRefs(deps, log, listenerUser, row)), ...tree.pools.map((row) => registerRefs(deps, log, poolUser, row))]);
 }

@@ -12,17 +12,16 @@ import {
   type ListenerEnv, type ListenerSpec,
 } from '../../domain/rules/listener.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listenerSpecOf, renderListeners, type ListenerRow } from '../views/listener.js';
+import { listenerSpecOf, type ListenerRow } from '../views/listener.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
 import { namedCreate, namedUpdate } from './named.js';
-import { enqueueTlsUpdate } from './tls-consumers.js';
+import { enqueueTlsUpdate, listenerUser } from './tls-consumers.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { listenerRefColumns } from '../../certificate-use/consumers.js';
 
 type Trx = Transaction<Database>;
 type CreateInput = Static<typeof ListenerInput>;
@@ -131,12 +130,8 @@ export async function createListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
   return created;
 }
 
-/**
- * Applies a PUT body to the listener as stored now (read under the LB lock) and enqueues the
- * job. Returns the listener as written, rendered in the transaction: once committed, the
- * worker may settle the change at once.
- */
-export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, b: UpdateInput) {
+/** Applies a PUT body to the listener as stored now (read under the LB lock) and enqueues the job. */
+export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, b: UpdateInput): Promise<ListenerRow> {
   const { id } = row;
   await lockForChildChange(trx, row.load_balancer_id);
   const current = await trx.selectFrom('listener').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -155,9 +150,8 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));
   await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  await enqueueTlsUpdate(trx, lb, touchesListenerRefs(b), { kind: 'listener', id, previous: listenerRefColumns(current), requested: listenerRefColumns(updated) });
-  const [view] = await renderListeners(trx, [updated]);
-  return { updated, view: view! };
+  await enqueueTlsUpdate(trx, lb, listenerUser, b, current, updated);
+  return updated;
 }
 
 export async function deleteListener(trx: Trx, row: ListenerRow): Promise<void> {

@@ -10,7 +10,7 @@ import type { Static } from '../../domain/schema-kit.js';
 import type { PoolCreate, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { poolSpecForCreate, poolSpecForUpdate, type PoolSpec } from '../../domain/rules/pool.js';
 import { enqueue } from '../../controller/jobs.js';
-import { poolSpecOf, renderPools, type PoolRow } from '../views/pool.js';
+import { poolSpecOf, type PoolRow } from '../views/pool.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import type { HealthMonitorRow } from '../views/healthmonitor.js';
 import type { MemberRow } from '../views/member.js';
@@ -19,12 +19,11 @@ import { lockForChildChange, markPending, markPoolListenersPending } from '../..
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
 import { namedCreate, namedUpdate } from './named.js';
-import { enqueueTlsUpdate } from './tls-consumers.js';
+import { enqueueTlsUpdate, poolUser } from './tls-consumers.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
 import { forCreate, namesAny, poolTlsRefs, touchesPoolRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
-import { poolRefColumns } from '../../certificate-use/consumers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -130,7 +129,7 @@ export async function createPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, l
 }
 
 /** As updateListener, for a pool: the listeners it serves go PENDING_UPDATE with it. */
-export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: UpdateInput) {
+export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: UpdateInput): Promise<PoolRow> {
   await lockForChildChange(trx, row.load_balancer_id);
   const { id } = row;
   const current = await trx.selectFrom('pool').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -147,9 +146,8 @@ export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: Updat
   await markPoolListenersPending(trx, id);
   await trx.updateTable('pool').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
-  await enqueueTlsUpdate(trx, lb, touchesPoolRefs(b), { kind: 'pool', id, previous: poolRefColumns(current), requested: poolRefColumns(updated) });
-  const [view] = await renderPools(trx, [updated]);
-  return { updated, view: view! };
+  await enqueueTlsUpdate(trx, lb, poolUser, b, current, updated);
+  return updated;
 }
 
 /** Refused while an L7 policy redirects to the pool. */
