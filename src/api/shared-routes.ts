@@ -1,9 +1,8 @@
 /**
- * The routes that are the same but for names: the two reads most collections have,
- * `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<key>` (`fields` applied),
- * for the objects of a load balancer's tree and for the admin catalogs; and the update and
- * delete of a tree object around what each resource does, and all of them with its create
- * (`treeRoutes`).
+ * The routes of a load balancer's tree objects that are the same but for names: the two
+ * reads, `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<id>` (`fields`
+ * applied), the update and delete around what each resource does, and all of them with its
+ * create (`treeRoutes`). The admin catalogs' routes are in catalog-routes.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
@@ -12,8 +11,8 @@ import { change } from './change.js';
 import type { ApiDeps } from './context.js';
 import type { RequestContext } from '../domain/context.js';
 import type { Static, TSchema } from '../domain/schema-kit.js';
-import { authorize, type Resource } from '../identity/policy.js';
-import { fieldsOf, listOwned, listPage, parseListQuery, pickFields, selfUrl, type ListSpec } from './listing.js';
+import type { Resource } from '../identity/policy.js';
+import { fieldsOf, listOwned, pickFields, type ListSpec } from './listing.js';
 
 /** Project-owned objects: the caller's, or every project's for admins and global readers; 404/403 as Octavia answers. */
 export interface TreeReads<Row> {
@@ -92,30 +91,4 @@ export function treeRoutes<Row, C extends TSchema, U extends TSchema>(app: Fasti
   app.post(r.path, { schema: { body: r.createBody } }, async (req, reply) => reply.code(201).send({ [r.root]: await r.create(req.body as Static<C>, req) }));
   treeUpdateRoute(app, deps, { ...r, schema: r.updateBody });
   treeDeleteRoute(app, deps, r.path, r.load, r.remove);
-}
-
-/** An admin-managed catalog (flavors, availability zones and their profiles): visible to every project, unscoped. */
-export interface CatalogReads<Row> {
-  readonly path: string;
-  readonly root: string;
-  readonly plural: string;
-  readonly linksKey: string;
-  readonly policy: Resource;
-  readonly list: ListSpec;
-  load(key: string): Promise<Row>;
-  view(row: Row): Record<string, unknown>;
-}
-
-export function catalogReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: CatalogReads<Row>): void {
-  app.get(r.path, async (req) => {
-    authorize(req.ctx, r.policy, 'get_all');
-    const q = parseListQuery(req.query as Record<string, string | string[]>, r.list, deps.config.api.paginationMaxLimit);
-    const page = await listPage<Row>(deps.db.kysely, r.list, q, (qb) => qb, selfUrl(req, deps.publicUrl()));
-    return { [r.plural]: page.rows.map((row) => pickFields(r.view(row), q.fields)), [r.linksKey]: page.links };
-  });
-
-  app.get<{ Params: { key: string } }>(`${r.path}/:key`, async (req) => {
-    authorize(req.ctx, r.policy, 'get_one');
-    return { [r.root]: pickFields(r.view(await r.load(req.params.key)), fieldsOf(req)) };
-  });
 }

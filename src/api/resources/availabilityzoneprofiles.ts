@@ -1,27 +1,12 @@
 /** /lbaas/availabilityzoneprofiles (admin): the profile routes with availability zone data. */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ApiDeps } from '../context.js';
 import type { AvailabilityZoneProfileTable } from '../../db/schema.js';
 import { AvailabilityZoneProfileCreateBody, AvailabilityZoneProfileUpdateBody } from '../../domain/schemas/availabilityzone.js';
+import { profileRoutes } from '../catalog-routes.js';
 import { availabilityZoneProfileView } from '../views/availabilityzone.js';
-import { profileRoutes, type ProfileKind } from './flavorprofiles.js';
 
-export const availabilityZoneProfileKind: ProfileKind<AvailabilityZoneProfileTable> = {
-  path: '/availabilityzoneprofiles',
-  table: 'availability_zone_profile',
-  dataKey: 'availability_zone_data',
-  policy: 'availability-zone-profile',
-  notFoundLabel: 'Availability Zone Profile',
-  inUseLabel: 'Availability Zone Profile',
-  root: 'availability_zone_profile',
-  plural: 'availability_zone_profiles',
-  // Singular on purpose: Octavia's key, which clients read.
-  linksKey: 'availability_zone_profile_links',
-  usedBy: { table: 'availability_zone', column: 'availability_zone_profile_id' },
-  createBody: AvailabilityZoneProfileCreateBody,
-  updateBody: AvailabilityZoneProfileUpdateBody,
+export const availabilityZoneProfileRoutes = profileRoutes<AvailabilityZoneProfileTable>({
+  path: '/availabilityzoneprofiles', catalog: 'availability_zone', root: 'availability_zone_profile', policy: 'availability-zone-profile',
+  notFoundLabel: 'Availability Zone Profile', inUseLabel: 'Availability Zone Profile',
+  createBody: AvailabilityZoneProfileCreateBody, updateBody: AvailabilityZoneProfileUpdateBody, view: availabilityZoneProfileView,
   validate: (driver, data) => driver.validateAvailabilityZoneData(data),
-  view: availabilityZoneProfileView,
-};
-
-export const availabilityZoneProfileRoutes = (deps: ApiDeps): FastifyPluginAsync => profileRoutes(deps, availabilityZoneProfileKind);
+});

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, type Harness } from '../../../test/support/harness.js';
-import { NIL_UUID } from './flavorprofiles.js';
+import { NIL_UUID } from '../catalog-routes.js';
 
 let h: Harness;
 before(async () => {

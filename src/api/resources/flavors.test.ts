@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, readerA, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
-import { NIL_UUID } from './flavorprofiles.js';
+import { NIL_UUID } from '../catalog-routes.js';
 
 let h: Harness;
 let profileId: string;

@@ -1,5 +1,4 @@
 /** Listener writes: the insert the endpoint and graph create share, and the locked create, update and delete. */
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
 import type { Database } from '../../db/schema.js';
@@ -18,7 +17,7 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
-import { namedCreate, namedUpdate } from './named.js';
+import { namedUpdate, newLoadBalancerChild } from './named.js';
 import { enqueueTlsUpdate, listenerUser } from './tls-consumers.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
@@ -103,17 +102,10 @@ export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
   const defaultPoolId = input.default_pool_id ?? null;
   if (defaultPoolId) await checkDefaultPool(trx, lb.id, defaultPoolId, spec.protocol);
   const row: ListenerRow = {
-    id: randomUUID(),
-    project_id: lb.project_id,
-    load_balancer_id: lb.id,
-    ...namedCreate(input),
-    provisioning_status: 'PENDING_CREATE',
-    operating_status: 'OFFLINE',
+    ...newLoadBalancerChild(lb, input),
     default_pool_id: defaultPoolId,
     ...listenerColumns(spec),
     status_reason: null,
-    created_at: timestamp(),
-    updated_at: null,
   };
   deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(row));
   await trx.insertInto('listener').values(row).execute();

@@ -1,5 +1,7 @@
-/** What a PUT does to the fields every named object of the tree has. */
+/** What a create and a PUT do to the fields every named object of the tree has. */
+import { randomUUID } from 'node:crypto';
 import { adminStateOf } from '../../domain/rules/listener.js';
+import { timestamp } from '../../domain/time.js';
 
 interface Named {
   name: string;
@@ -25,4 +27,18 @@ export function namedUpdate(current: Named, b: NamedBody): Named {
     description: b.description === undefined ? current.description : (b.description ?? ''),
     admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up === 1) ? 1 : 0,
   };
+}
+
+/** A listener's or pool's columns that come from where it is created: a new id, its load balancer's project, PENDING_CREATE and OFFLINE. */
+export function newLoadBalancerChild(lb: { id: string; project_id: string }, b: NamedBody) {
+  return {
+    id: randomUUID(),
+    project_id: lb.project_id,
+    load_balancer_id: lb.id,
+    ...namedCreate(b),
+    provisioning_status: 'PENDING_CREATE',
+    operating_status: 'OFFLINE',
+    created_at: timestamp(),
+    updated_at: null,
+  } as const;
 }

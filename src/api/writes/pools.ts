@@ -1,5 +1,4 @@
 /** Pool writes: the insert the endpoint and graph create share, and the locked create, update and delete. */
-import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
 import type { Database } from '../../db/schema.js';
@@ -18,7 +17,7 @@ import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, markPoolListenersPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
 import { parentLoadBalancer } from '../loaders.js';
-import { namedCreate, namedUpdate } from './named.js';
+import { namedUpdate, newLoadBalancerChild } from './named.js';
 import { enqueueTlsUpdate, poolUser } from './tls-consumers.js';
 import { insertMember } from './members.js';
 import { insertHealthMonitor } from './healthmonitors.js';
@@ -87,15 +86,8 @@ export interface NewPool {
 export async function insertPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, lb: LoadBalancerRow, input: PoolInput): Promise<NewPool> {
   const spec = poolSpecForCreate(input);
   const row: PoolRow = {
-    id: randomUUID(),
-    project_id: lb.project_id,
-    load_balancer_id: lb.id,
-    ...namedCreate(input),
-    provisioning_status: 'PENDING_CREATE',
-    operating_status: 'OFFLINE',
+    ...newLoadBalancerChild(lb, input),
     ...poolColumns(spec),
-    created_at: timestamp(),
-    updated_at: null,
   };
   deps.providers.forLoadBalancer(lb.provider).checks.pool?.(providerAttrs(row));
   await trx.insertInto('pool').values(row).execute();
