@@ -5,7 +5,7 @@
  * create (`treeRoutes`). The admin catalogs' routes are in catalog-routes.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { change } from './change.js';
 import type { ApiDeps } from './context.js';
@@ -77,8 +77,10 @@ export function treeDeleteRoute<Row>(
  * reads, `POST /<plural>` (`create` answers the new object's view, sent with 201), the
  * update and the delete.
  */
-export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends TreeReads<Row> {
+export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends Omit<TreeReads<Row>, 'load' | 'render'> {
   load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete'): Promise<Row>;
+  /** The reads render with the app's database. */
+  render(q: Kysely<Database>, rows: Row[]): Promise<Array<Record<string, unknown>>>;
   readonly createBody: C;
   create(body: Static<C>, req: FastifyRequest): Promise<unknown>;
   readonly updateBody: U;
@@ -87,7 +89,7 @@ export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends T
 }
 
 export function treeRoutes<Row, C extends TSchema, U extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeRoutes<Row, C, U>): void {
-  treeReadRoutes(app, deps, r);
+  treeReadRoutes(app, deps, { ...r, render: (rows) => r.render(deps.db.kysely, rows) });
   app.post(r.path, { schema: { body: r.createBody } }, async (req, reply) => reply.code(201).send({ [r.root]: await r.create(req.body as Static<C>, req) }));
   treeUpdateRoute(app, deps, { ...r, schema: r.updateBody });
   treeDeleteRoute(app, deps, r.path, r.load, r.remove);

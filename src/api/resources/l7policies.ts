@@ -32,7 +32,7 @@ export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
 
   treeRoutes(app, deps, {
     path: '/l7policies', root: 'l7policy', list: l7PolicyList, load: l7PolicyFor,
-    render: (rows: L7PolicyRow[]) => renderL7Policies(db.kysely, rows),
+    render: renderL7Policies,
     createBody: L7PolicyCreateBody,
     create: async ({ l7policy: b }, req) => {
       const listener = await parentListener(db.kysely, b.listener_id);

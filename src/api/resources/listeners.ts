@@ -5,11 +5,11 @@ import { ListenerCreateBody, ListenerUpdateBody } from '../../domain/schemas/lis
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
-import { renderListeners, type ListenerRow } from '../views/listener.js';
+import { renderListeners } from '../views/listener.js';
 import { statsTotals } from '../views/stats.js';
 import { listenerFor, parentLoadBalancer } from '../loaders.js';
 import { createListener, deleteListener, updateListener, verifyListenerUpdateRefs, verifyNewListenerRefs } from '../writes/listeners.js';
-import { changeCertificateUser, listenerUser } from '../writes/tls-consumers.js';
+import { changeCertificateUser, listenerUser, updateCertificateUser } from '../writes/tls-consumers.js';
 
 export const listenerList: ListSpec = {
   table: 'listener',
@@ -43,7 +43,7 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
 
   treeRoutes(app, deps, {
     path: '/listeners', root: 'listener', list: listenerList, load: listenerFor,
-    render: (rows: ListenerRow[]) => renderListeners(db.kysely, rows),
+    render: renderListeners,
     createBody: ListenerCreateBody,
     create: async ({ listener }, req) => {
       const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = listener;
@@ -52,8 +52,7 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       return changeCertificateUser(deps, req, listenerUser, true, (caller) => verifyNewListenerRefs(deps, caller, lb, input), (trx) => createListener(deps, trx, lb, input));
     },
     updateBody: ListenerUpdateBody,
-    update: (row, { listener: b }, req) =>
-      changeCertificateUser(deps, req, listenerUser, listenerUser.touches(b), (caller) => verifyListenerUpdateRefs(deps, caller, row, b), (trx) => updateListener(deps, trx, row, b)),
+    update: (row, { listener: b }, req) => updateCertificateUser(deps, req, listenerUser, row, b, verifyListenerUpdateRefs, updateListener),
     remove: deleteListener,
   });
 

@@ -42,7 +42,7 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
 
   treeRoutes(app, deps, {
     path: '/loadbalancers', root: 'loadbalancer', list: loadBalancerList, load: loadBalancerFor,
-    render: (rows: LoadBalancerRow[]) => renderLoadBalancers(db.kysely, rows),
+    render: renderLoadBalancers,
     createBody: LoadBalancerCreateBody,
     create: async ({ loadbalancer: b }, req) => {
       // Who may create comes before what the certificates hold: a refused caller learns nothing about them.

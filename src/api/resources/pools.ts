@@ -7,10 +7,10 @@ import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { authorize } from '../../identity/policy.js';
 import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
-import { renderPools, type PoolRow } from '../views/pool.js';
+import { renderPools } from '../views/pool.js';
 import { parentLoadBalancer, poolFor } from '../loaders.js';
 import { createPool, deletePool, listenerForNewPool, updatePool, verifyNewPoolRefs, verifyPoolUpdateRefs } from '../writes/pools.js';
-import { changeCertificateUser, poolUser } from '../writes/tls-consumers.js';
+import { changeCertificateUser, poolUser, updateCertificateUser } from '../writes/tls-consumers.js';
 
 export const poolList: ListSpec = {
   table: 'pool',
@@ -35,7 +35,7 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
 
   treeRoutes(app, deps, {
     path: '/pools', root: 'pool', list: poolList, load: poolFor,
-    render: (rows: PoolRow[]) => renderPools(db.kysely, rows),
+    render: renderPools,
     createBody: PoolCreateBody,
     create: async ({ pool }, req) => {
       const { loadbalancer_id: lbId, listener_id: listenerId, project_id: _project, tenant_id: _tenant, ...input } = pool;
@@ -48,8 +48,7 @@ export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => 
       return changeCertificateUser(deps, req, poolUser, true, (caller) => verifyNewPoolRefs(deps, caller, input), (trx) => createPool(deps, trx, req.ctx, lb, listener, input));
     },
     updateBody: PoolUpdateBody,
-    update: (row, { pool: b }, req) =>
-      changeCertificateUser(deps, req, poolUser, poolUser.touches(b), (caller) => verifyPoolUpdateRefs(deps, caller, row, b), (trx) => updatePool(deps, trx, row, b)),
+    update: (row, { pool: b }, req) => updateCertificateUser(deps, req, poolUser, row, b, verifyPoolUpdateRefs, updatePool),
     remove: deletePool,
   });
 };

@@ -87,3 +87,16 @@ export async function changeCertificateUser<Row extends { id: string }>(
   if (named) await registerRefs(deps, req.log, user, row);
   return view;
 }
+
+/** The PUT of a listener or pool: as changeCertificateUser, registering consumers only when the body sets or clears a reference. */
+export async function updateCertificateUser<Row extends { id: string }, Body>(
+  deps: ApiDeps,
+  req: FastifyRequest,
+  user: CertificateUser<Row, Body>,
+  row: Row,
+  body: Body,
+  verify: (deps: ApiDeps, caller: Caller, row: Row, body: Body) => Promise<void>,
+  update: (deps: ApiDeps, trx: Transaction<Database>, row: Row, body: Body) => Promise<Row>,
+): Promise<Record<string, unknown>> {
+  return changeCertificateUser(deps, req, user, user.touches(body), (caller) => verify(deps, caller, row, body), (trx) => update(deps, trx, row, body));
+}
