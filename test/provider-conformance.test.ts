@@ -2,13 +2,14 @@
  * Issue 5 item 6: one conformance suite, the same lifecycle scenarios against every provider
  * (support/conformance-scenarios.ts). A scenario needing something the provider refuses is
  * skipped with the provider's reason, after checking through the API that the provider does
- * refuse it with exactly that 501; and the skip list is checked against the OVN capability table.
+ * refuse it with exactly that 501. Each world's skips come from its provider's capability table
+ * (src/providers/<name>/capabilities.ts), and every table is checked against the scenarios' vocabulary.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, test, type TestContext } from 'node:test';
-import { OvnCapabilities, unsupported } from '../src/providers/ovn/capabilities.js';
+import { ovnCapabilities } from '../src/providers/ovn/capabilities.js';
 import type { Need, Refusal } from './support/conformance-api.js';
-import { AMPHORA_REFUSALS, PROVIDER_WORLDS, type World } from './support/conformance-envs.js';
+import { CAPABILITY_TABLES, PROVIDER_WORLDS, type World } from './support/conformance-envs.js';
 import { PROBES, SCENARIOS, buildProbeBase, probeable, type ProbeBase, type Scenario, type ScenarioContext } from './support/conformance-scenarios.js';
 
 const same = (a: Need) => (b: Need) => a.feature === b.feature && a.value === b.value;
@@ -81,9 +82,10 @@ for (const providerWorld of PROVIDER_WORLDS) {
 }
 
 test('the skip list agrees with the OVN capability table', () => {
+  const { rows: OvnCapabilities, unsupported } = ovnCapabilities;
   const known = new Map(OvnCapabilities.map((c) => [c.feature, c.values]));
   const needs: Need[] = SCENARIOS.flatMap((s: Scenario) => s.needs);
-  const declared = [...needs, ...AMPHORA_REFUSALS];
+  const declared = [...needs, ...CAPABILITY_TABLES.flatMap((t) => t.unsupported())];
   const unknown = declared.filter((n) => !known.get(n.feature)?.includes(n.value)).map(key);
   assert.deepEqual([...new Set(unknown)], [], 'scenario needs and amphora refusals that are no (feature, value) of the table');
 

@@ -7,7 +7,10 @@
 import { MEMBER_NETWORK_ID, MEMBER_SUBNET_ID, VIP_SUBNET_ID, defaultConfig, type Config } from '../../src/config.js';
 import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/roles.js';
 import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from './amphora-fixtures.js';
-import { OvnCapabilities, unsupported } from '../../src/providers/ovn/capabilities.js';
+import type { CapabilityTable } from '../../src/providers/capability-table.js';
+import { amphoraCapabilities } from '../../src/providers/amphora/capabilities.js';
+import { noopCapabilities } from '../../src/providers/noop/capabilities.js';
+import { ovnCapabilities } from '../../src/providers/ovn/capabilities.js';
 import { randomManagementNetwork } from './amphora-config.js';
 import { Api, type MemberSpec, type ProviderEnv, type Refusal } from './conformance-api.js';
 import { admin, startHarness, type Harness } from './harness.js';
@@ -35,8 +38,6 @@ function withMemberSubnet(subnet: Config['network']['networks'][number]['subnets
 
 const octet = () => 2 + Math.floor(Math.random() * 250);
 const faultstring = (provider: string, kind: 'option' | 'action', text: string) => `Provider '${provider}' does not support a requested ${kind}: ${text}`;
-const amphoraRefusal = (feature: string, value: string, text: string): Refusal => ({ feature, value, reason: text, faultstring: faultstring('amphora', 'option', text) });
-const NO_LVS = 'Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).';
 
 /** Closes what was started, last first, whatever fails; rethrows the first failure. */
 async function closeAll(closers: Array<() => Promise<unknown>>): Promise<void> {
@@ -45,15 +46,13 @@ async function closeAll(closers: Array<() => Promise<unknown>>): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
-/** What the amphora provider refuses of the scenarios' needs (src/providers/amphora/capabilities.ts), in the OVN table's vocabulary. */
-export const AMPHORA_REFUSALS: readonly Refusal[] = [
-  amphoraRefusal('listener.protocol', 'UDP', `Amphora provider does not support UDP listeners: ${NO_LVS}`),
-  amphoraRefusal('pool.protocol', 'UDP', `Amphora provider does not support UDP pools: ${NO_LVS}`),
-  amphoraRefusal('listener.protocol', 'SCTP', `Amphora provider does not support SCTP listeners: ${NO_LVS}`),
-  amphoraRefusal('pool.protocol', 'SCTP', `Amphora provider does not support SCTP pools: ${NO_LVS}`),
-  amphoraRefusal('listener.protocol', 'PROMETHEUS', 'Amphora provider does not support PROMETHEUS listeners yet.'),
-  amphoraRefusal('pool.lb_algorithm', 'SOURCE_IP_PORT', 'Amphora provider does not support SOURCE_IP_PORT algorithm.'),
-];
+/** Every provider's capability table, noop's included: the skips of each world come from its provider's. */
+export const CAPABILITY_TABLES: readonly CapabilityTable[] = [noopCapabilities, amphoraCapabilities, ovnCapabilities];
+
+/** A table's refusals, each with the faultstring of its kind: what a world skips, and the 501 it checks first. */
+export function refusalsOf(table: CapabilityTable): Refusal[] {
+  return table.unsupported().map((u) => ({ ...u, faultstring: faultstring(table.provider, u.kind, u.reason) }));
+}
 
 /** One certificate container in the harness's key manager, made on first use. */
 function tlsContainerIn(h: Harness): () => Promise<string> {
@@ -106,7 +105,7 @@ const amphora: ProviderWorld = {
           return bodies;
         },
         tlsContainer: tlsContainerIn(h),
-        refusals: AMPHORA_REFUSALS,
+        refusals: refusalsOf(amphoraCapabilities),
         close: () => closeAll(closers),
       };
       return { api: new Api(h), env };
@@ -116,14 +115,6 @@ const amphora: ProviderWorld = {
     }
   },
 };
-
-/** The OVN table's refusals, each with the faultstring of its kind. */
-function ovnRefusals(): Refusal[] {
-  return unsupported().map((u) => {
-    const kind = OvnCapabilities.find((c) => c.feature === u.feature)!.refusal(u.value).kind;
-    return { ...u, faultstring: faultstring('ovn', kind, u.reason) };
-  });
-}
 
 const FAILED = /^FAIL:/;
 
@@ -168,7 +159,7 @@ const ovn: ProviderWorld = {
         },
       },
       tlsContainer: tlsContainerIn(h),
-      refusals: ovnRefusals(),
+      refusals: refusalsOf(ovnCapabilities),
       close: () => closeAll(closers),
     };
     return { api: new Api(h), env };

@@ -1,24 +1,41 @@
 /**
  * What Ostia's amphora builds, and the 501s for the rest. An amphora here is HAProxy plus our
  * agent in processes on this machine: no LVS (so no UDP/SCTP), one amphora per load balancer
- * (no VRRP yet), and TLS versions as one range (HAProxy sets a minimum and a maximum).
+ * (no VRRP yet), and TLS versions as one range (HAProxy sets a minimum and a maximum). The
+ * protocols and algorithms are a table (providers/capability-table.ts); what depends on more
+ * than one value (TLS version ranges, L7 policies on a listener, flavor topology) is checked below it.
  */
 import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
 import { apiError } from '../../domain/errors.js';
-import { L4OnlyPoolProtocols } from '../../domain/enums.js';
+import { L4OnlyPoolProtocols, LbAlgorithm, ListenerProtocol, PoolProtocol } from '../../domain/enums.js';
 import { tlsVersionRange } from '../../domain/grammar/tls.js';
 import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
+import { capabilityTable, option } from '../capability-table.js';
 
 export const PROVIDER = 'amphora';
 
 const refuse = (detail: string) => apiError('PROVIDER_UNSUPPORTED_OPTION', PROVIDER, detail);
 
-/** The algorithms HAProxy balances with, as Octavia's amphora driver lists them. */
-const SupportedAlgorithms: readonly string[] = ['ROUND_ROBIN', 'SOURCE_IP', 'LEAST_CONNECTIONS'];
 const L7ListenerProtocols: readonly string[] = ['HTTP', 'TERMINATED_HTTPS'];
 const L4OnlyMonitorTypes: readonly string[] = ['UDP-CONNECT', 'SCTP'];
 
-const noLvs = (what: string) => refuse(`Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`);
+const noLvsText = (what: string) => `Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`;
+const noLvs = (what: string) => refuse(noLvsText(what));
+const withoutLvs = (protocols: readonly string[]) => protocols.filter((p) => !L4OnlyPoolProtocols.includes(p));
+
+export const amphoraCapabilities = capabilityTable(PROVIDER, [
+  {
+    feature: 'listener.protocol',
+    supported: withoutLvs(ListenerProtocol).filter((p) => p !== 'PROMETHEUS'),
+    values: ListenerProtocol,
+    refusal: (v) => option(v === 'PROMETHEUS' ? 'Amphora provider does not support PROMETHEUS listeners yet.' : noLvsText(`${v} listeners`)),
+  },
+  { feature: 'pool.protocol', supported: withoutLvs(PoolProtocol), values: PoolProtocol, refusal: (v) => option(noLvsText(`${v} pools`)) },
+  // The algorithms HAProxy balances with, as Octavia's amphora driver lists them.
+  { feature: 'pool.lb_algorithm', supported: ['ROUND_ROBIN', 'SOURCE_IP', 'LEAST_CONNECTIONS'], values: LbAlgorithm, refusal: (v) => option(`Amphora provider does not support ${v} algorithm.`) },
+]);
+
+const { requireSupported } = amphoraCapabilities;
 
 /** Octavia's amphora flavor keys; descriptions say what Ostia does with each. */
 const FlavorSchema: DataSchema = {
@@ -97,17 +114,15 @@ function checkVersionRange(versions: unknown): void {
 
 export const amphoraChecks: ProviderChecks = {
   listener(listener) {
-    const protocol = String(listener.protocol);
-    if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} listeners`);
-    if (protocol === 'PROMETHEUS') throw refuse('Amphora provider does not support PROMETHEUS listeners yet.');
+    requireSupported('listener.protocol', String(listener.protocol));
     checkVersionRange(listener.tls_versions);
   },
   pool(pool) {
-    const protocol = String(pool.protocol);
-    if (L4OnlyPoolProtocols.includes(protocol)) throw noLvs(`${protocol} pools`);
-    if (!SupportedAlgorithms.includes(String(pool.lb_algorithm))) throw refuse(`Amphora provider does not support ${String(pool.lb_algorithm)} algorithm.`);
+    requireSupported('pool.protocol', String(pool.protocol));
+    requireSupported('pool.lb_algorithm', String(pool.lb_algorithm));
     checkVersionRange(pool.tls_versions);
   },
+  // Not a row of the table: the API takes these types for UDP and SCTP pools only, which the table refuses first.
   healthMonitor(hm) {
     const type = String(hm.type);
     if (L4OnlyMonitorTypes.includes(type)) throw noLvs(`${type} health monitors`);

@@ -4,6 +4,10 @@
  * availability zone metadata, and lists the same capabilities with the same words.
  */
 import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
+import { capabilityTable } from '../capability-table.js';
+
+/** No row: noop refuses no value of any feature, so a conformance suite skips nothing for it. */
+export const noopCapabilities = capabilityTable('noop', []);
 
 export const noopFlavorCapabilities: readonly Capability[] = [
   { name: 'amp_image_tag', description: 'The glance image tag to use for this load balancer.' },

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isApiError } from '../../domain/errors.js';
-import { OvnCapabilities, ovnChecks, requireSupported, unsupported } from './capabilities.js';
+import { ovnCapabilities, ovnChecks } from './capabilities.js';
+
+const { rows: OvnCapabilities, requireSupported, unsupported } = ovnCapabilities;
 
 /** The 501 and its faultstring, as the API answers them. */
 function refusal(run: () => void): { status: number; message: string } {

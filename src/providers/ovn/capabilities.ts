@@ -1,33 +1,17 @@
 /**
- * What the OVN provider builds, as one table, and the refusals it makes of the rest with the
- * upstream ovn-octavia-provider's words (../shared/reference/ovn.md §A.2–A.3): an unsupported
- * option is Octavia's 501 `… does not support a requested option: <text>`, an action the
- * provider does not implement the 501 `… does not support a requested action: <text>`.
- *
- * The table drives the synchronous checks below, and lists what a conformance suite must skip
- * for this provider, with the reason: one place says what OVN can do.
+ * What the OVN provider builds, as one table (providers/capability-table.ts), and the refusals it
+ * makes of the rest with the upstream ovn-octavia-provider's words (../shared/reference/ovn.md
+ * §A.2–A.3). The table drives the synchronous checks below, and lists what a conformance suite
+ * must skip for this provider, with the reason: one place says what OVN can do.
  */
-import { apiError, type ApiError } from '../../domain/errors.js';
 import { HealthMonitorType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType } from '../../domain/enums.js';
 import type { Attrs, ProviderChecks } from '../../provider-contract/provider.js';
 import type { Operation } from '../../provider-contract/operations.js';
 import { ipVersion } from '../../domain/net.js';
+import { action, capabilityTable, option } from '../capability-table.js';
 
 export const PROVIDER = 'ovn';
 
-type Refusal = { readonly kind: 'option' | 'action'; readonly text: string };
-
-/** A feature with the values OVN takes; any other value is refused with `refusal(value)`. */
-export interface OvnCapability {
-  readonly feature: string;
-  readonly supported: readonly string[];
-  /** Every value the API accepts, so the unsupported ones can be listed. */
-  readonly values: readonly string[];
-  readonly refusal: (value: string) => Refusal;
-}
-
-const option = (text: string): Refusal => ({ kind: 'option', text });
-const action = (text: string): Refusal => ({ kind: 'action', text });
 const ABSENT = ['absent'];
 const PRESENT = 'present';
 
@@ -37,7 +21,7 @@ const OVN_PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 const VERBS = { create: 'creating', update: 'updating', delete: 'deleting' } as const;
 const crudActions = ['create', 'update', 'delete'] as const;
 
-export const OvnCapabilities: readonly OvnCapability[] = [
+export const ovnCapabilities = capabilityTable(PROVIDER, [
   { feature: 'listener.protocol', supported: OVN_PROTOCOLS, values: ListenerProtocol, refusal: protocol },
   { feature: 'pool.protocol', supported: OVN_PROTOCOLS, values: PoolProtocol, refusal: protocol },
   // SOURCE_IP as upstream master (2026-08) has it: selection_fields [ip_src, ip_dst].
@@ -78,25 +62,9 @@ export const OvnCapabilities: readonly OvnCapability[] = [
     values: ['capabilities', 'validate'],
     refusal: (v) => action(v === 'validate' ? 'This provider does not support validating availability zones.' : 'This provider does not support getting the supported availability zone metadata.'),
   },
-];
+]);
 
-const byFeature = new Map(OvnCapabilities.map((c) => [c.feature, c]));
-
-function refusalError(r: Refusal): ApiError {
-  return apiError(r.kind === 'option' ? 'PROVIDER_UNSUPPORTED_OPTION' : 'PROVIDER_NOT_IMPLEMENTED', PROVIDER, r.text);
-}
-
-/** Throws the provider's 501 when OVN does not take `value` for `feature`. */
-export function requireSupported(feature: string, value: string): void {
-  const capability = byFeature.get(feature);
-  if (!capability) throw new Error(`no OVN capability ${feature}`);
-  if (!capability.supported.includes(value)) throw refusalError(capability.refusal(value));
-}
-
-/** Every (feature, value) OVN refuses, with the text it refuses it with: what a conformance suite skips, and why. */
-export function unsupported(): Array<{ feature: string; value: string; reason: string }> {
-  return OvnCapabilities.flatMap((c) => c.values.filter((v) => !c.supported.includes(v)).map((value) => ({ feature: c.feature, value, reason: c.refusal(value).text })));
-}
+const { requireSupported } = ovnCapabilities;
 
 const presence = (value: unknown) => (value === null || value === undefined || (Array.isArray(value) && value.length === 0) ? 'absent' : PRESENT);
 

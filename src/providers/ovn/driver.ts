@@ -4,7 +4,7 @@ import { apiError } from '../../domain/errors.js';
 import { cidrContains } from '../../domain/net.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
 import type { Attrs, JobHook, ProviderChecks, ProviderDriver } from '../../provider-contract/provider.js';
-import { ovnChecks, PROVIDER, requireSupported } from './capabilities.js';
+import { ovnCapabilities, ovnChecks, PROVIDER } from './capabilities.js';
 import type { OvnDepsLoader } from './deps.js';
 import { ovnFlows } from './flows.js';
 
@@ -39,6 +39,7 @@ function deploymentChecks(catalog: NetworkCatalog, ovn: Config['ovn']): Provider
 }
 
 export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config, jobHook?: JobHook): ProviderDriver {
+  const { requireSupported } = ovnCapabilities;
   return {
     name: PROVIDER,
     description: 'Octavia OVN driver.',

@@ -1,0 +1,10 @@
+/** The noop provider's one step: with no data plane to wait for, the tree's statuses settle at once. */
+import type { Step } from '../../provider-contract/flow.js';
+import { settleWithoutDataPlane } from '../no-data-plane-statuses.js';
+
+export const settleStatuses: Step = {
+  name: 'settle-statuses',
+  async run(ctx) {
+    await ctx.db.kysely.transaction().execute((trx) => settleWithoutDataPlane(trx, ctx.loadBalancerId));
+  },
+};
