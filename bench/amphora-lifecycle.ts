@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../src/config.js';
 import type { TraceEntry } from '../src/controller/trace.js';
-import { checkPeriodMs } from '../src/health/index.js';
+import { checkPeriodMs } from '../src/providers/amphora/health/index.js';
 import { httpGet, loopbackAddress, randomPort, startBackend, type Backend } from '../test/support/amphora-fixtures.js';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
 import { randomManagementNetwork, writeAmphoraConfig } from '../test/support/amphora-config.js';

@@ -27,7 +27,6 @@ const LAYERS: readonly (readonly string[])[] = [
   ['provider-contract'],
   // Neither imports the other: both import the contract below them.
   ['providers', 'controller'],
-  ['health', 'housekeeping'],
   ['api'],
   ['runtime'],
   ['cli'],

@@ -1,6 +1,7 @@
 /**
  * Wires the pieces of one process together from a validated config: database, network
- * catalog, providers, job signal, and whichever roles this process plays.
+ * catalog, providers, job signal, and whichever roles this process plays: the API, the worker,
+ * and the background roles of the enabled providers (each provider's `roles.ts`).
  */
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
@@ -14,6 +15,7 @@ import { networkService } from './network/from-config.js';
 import { providerEnabled, ProviderRegistry } from './providers/registry.js';
 import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
 import { Worker } from './controller/worker.js';
+import { enqueue } from './controller/jobs.js';
 import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
@@ -26,6 +28,7 @@ import type { OvnDeps } from './providers/ovn/deps.js';
 import { ovnMachinery } from './providers/ovn/machinery.js';
 import { noopDriver } from './providers/noop/driver.js';
 import { certificateBookkeeping } from './providers/certificate-bookkeeping.js';
+import { startAmphoraHealth, startAmphoraHousekeeping } from './providers/amphora/roles.js';
 
 export interface RuntimeOptions {
   api?: boolean;
@@ -34,6 +37,39 @@ export interface RuntimeOptions {
   authenticate?: (headers: Record<string, string | string[] | undefined>) => Promise<RequestContext>;
   mounts?: Array<{ prefix: string; plugin: FastifyPluginAsync }>;
   logger?: Logger | false;
+}
+
+/** Health and housekeeping look after amphorae, which only the amphora provider (or an alias) builds. */
+export function amphoraProviderEnabled(config: Config): boolean {
+  return providerEnabled(config.api.enabledProviders, 'amphora');
+}
+
+/** Amphorae that run (not under compute.driver noop): only they need HAProxy and send heartbeats to watch. */
+export function amphoraeRun(config: Config): boolean {
+  return amphoraProviderEnabled(config) && !computeIsNoop(config);
+}
+
+export function ovnProviderEnabled(config: Config): boolean {
+  return providerEnabled(config.api.enabledProviders, 'ovn');
+}
+
+export type BackgroundRole = 'amphora health' | 'ovn health' | 'amphora housekeeping';
+
+/** A background role that did not start, named so that the command can say what to fix. */
+export class RoleStartError extends Error {
+  constructor(
+    readonly role: BackgroundRole,
+    cause: unknown,
+  ) {
+    super(`${role}: ${(cause as Error).message}`, { cause });
+  }
+}
+
+export interface RunningRole {
+  readonly role: BackgroundRole;
+  /** Where the amphora health manager receives heartbeats (`host:port`). */
+  readonly listen?: string;
+  close(): Promise<void>;
 }
 
 export interface Runtime {
@@ -51,6 +87,12 @@ export interface Runtime {
   readonly ovn: () => Promise<OvnDeps>;
   /** Starts listening (api) and claiming jobs (worker); returns the bound URL if any. */
   start(): Promise<string | undefined>;
+  /**
+   * Starts the background roles asked for that the enabled providers run, on this runtime's
+   * database and job signal: `health` is the amphora health manager (when amphorae run) and OVN
+   * member health, `housekeeping` the amphora provider's. If one fails, those started are closed.
+   */
+  startRoles(asked: { health?: boolean; housekeeping?: boolean }): Promise<RunningRole[]>;
   close(): Promise<void>;
 }
 
@@ -111,17 +153,38 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     const mounts = [...(opts.mounts ?? []), ...(keyManagerApi ? [{ prefix: KEY_MANAGER_PREFIX, plugin: keyManagerApi(opts.authenticate), ownProtocol: true }] : [])];
     app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts, logger: opts.logger === false ? false : log });
   }
+  const roleStarters = (asked: { health?: boolean; housekeeping?: boolean }) => {
+    const starters: Array<[BackgroundRole, () => Promise<Omit<RunningRole, 'role'>>]> = [];
+    if (asked.health && amphoraeRun(config))
+      starters.push(['amphora health', () => startAmphoraHealth({ db, config, jobs: signal, enqueue, providers, log: log.child({ role: 'health' }), metrics: deps.metrics })]);
+    if (asked.health && ovnProviderEnabled(config))
+      starters.push(['ovn health', async () => (await import('./providers/ovn/roles.js')).startOvnHealth(db, config, ovn.load, log.child({ role: 'health', provider: 'ovn' }))]);
+    if (asked.housekeeping) starters.push(['amphora housekeeping', async () => startAmphoraHousekeeping(db, config, log.child({ role: 'housekeeping' }), await amphora())]);
+    return starters;
+  };
   const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
   return {
     config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {
       worker?.start();
-      if (worker && providerEnabled(config.api.enabledProviders, 'ovn')) ovn.warmUp();
+      if (worker && ovnProviderEnabled(config)) ovn.warmUp();
       if (!app) return undefined;
       await app.listen({ host: config.api.host, port: config.api.port });
       const addr = app.server.address();
       if (addr && typeof addr === 'object' && !config.api.publicUrl) boundUrl = `http://${config.api.host}:${addr.port}`;
       return deps.publicUrl();
+    },
+    async startRoles(asked) {
+      const running: RunningRole[] = [];
+      for (const [role, start] of roleStarters(asked)) {
+        try {
+          running.push({ role, ...(await start()) });
+        } catch (e) {
+          for (const started of running.reverse()) await started.close();
+          throw new RoleStartError(role, e);
+        }
+      }
+      return running;
     },
     async close() {
       await app?.close();

@@ -1,7 +1,8 @@
 /** `ostia health`: the health manager as its own process, beside `ostia api` and `ostia worker`. */
 import { computeIsNoop, type Config } from '../config.js';
 import { CliError, type Command } from './command.js';
-import { ovnProviderEnabled, requireAmphoraProvider } from './roles.js';
+import { ovnProviderEnabled } from '../runtime.js';
+import { requireAmphoraProvider } from './roles.js';
 import { configFromFlags, databaseOption, dataDirOption, requirePostgres } from './settings.js';
 
 export const health: Command = {

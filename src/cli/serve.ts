@@ -8,10 +8,10 @@ import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { testModes, type Config } from '../config.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { amphoraeRun, createRuntime, ovnProviderEnabled, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
-import { amphoraeRun, ovnProviderEnabled, startHealthManager, startHousekeeping, startOvnHealthWatcher } from './roles.js';
+import { roleStartFailure } from './roles.js';
 import { databaseError, prepareDataDir, redactUrl, sqlitePath, withHeartbeatSecret, withKeyManagerKey, withTokenSecret, writePrivateFile } from './settings.js';
 import { stopSignal } from './signals.js';
 import { claimBlock, withBlock } from './address-block.js';
@@ -123,12 +123,11 @@ async function preflightAmphorae(config: Config): Promise<void> {
   }
 }
 
-/** The background roles (amphora health and housekeeping, OVN member health) run beside the runtime, on its database and job signal. */
+/** The background roles the runtime starts, and the health manager's own /metrics when no API serves them. */
 async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]> {
   const services: Service[] = [];
   try {
-    if (roles.health && amphoraeRun(runtime.config)) services.push(await startHealthManager(runtime));
-    if (roles.health && ovnProviderEnabled(runtime.config)) services.push(await startOvnHealthWatcher(runtime));
+    services.push(...(await runtime.startRoles({ health: roles.health, housekeeping: roles.housekeeping })));
     const metricsListen = runtime.config.amphora.healthMetricsListen;
     // With the API in the process, its authenticated /metrics serves this registry.
     if (roles.health && !roles.api && metricsListen) {
@@ -137,11 +136,10 @@ async function startServices(runtime: Runtime, roles: Roles): Promise<Service[]>
       runtime.log.info({ listen: metrics.listen }, "serving the health manager's metrics at /metrics");
       services.push({ close: () => metrics.close() });
     }
-    if (roles.housekeeping) services.push(await startHousekeeping(runtime));
   } catch (e) {
     for (const service of services.reverse()) await service.close();
     await runtime.close();
-    throw e;
+    throw roleStartFailure(e, runtime.config);
   }
   return services;
 }

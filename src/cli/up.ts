@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
-import { amphoraeRun, amphoraProviderEnabled, ovnProviderEnabled } from './roles.js';
+import { amphoraeRun, amphoraProviderEnabled, ovnProviderEnabled } from '../runtime.js';
 
 export const up: Command = {
   name: 'up',

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { encodeHeartbeat } from '../../src/amphora/heartbeat.js';
 import { eventually, floodWhileBeating, healthyReport, key, send, world, type World } from '../support/heartbeat-receiver.js';
-import type { HealthCounters } from '../../src/health/index.js';
+import type { HealthCounters } from '../../src/providers/amphora/health/index.js';
 import { forgedDatagrams } from '../support/heartbeat-flood.js';
 import { amphoraRow, insertAmphora } from '../support/health-rows.js';
 import type { Tally } from './tally.js';

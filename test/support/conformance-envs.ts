@@ -5,7 +5,6 @@
  * pointed at it, traffic sent from the lab's client host.
  */
 import { MEMBER_NETWORK_ID, MEMBER_SUBNET_ID, VIP_SUBNET_ID, defaultConfig, type Config } from '../../src/config.js';
-import { startHealthManager, startOvnHealthWatcher } from '../../src/cli/roles.js';
 import { freeUdpPort, httpGet, randomPort, startBackend, type Backend } from './amphora-fixtures.js';
 import type { CapabilityTable } from '../../src/providers/capability-table.js';
 import { amphoraCapabilities } from '../../src/providers/amphora/capabilities.js';
@@ -86,8 +85,7 @@ const amphora: ProviderWorld = {
         amphora: { managementNetwork: randomManagementNetwork(), agentPort: randomPort(), healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
       });
       closers.push(() => h.close());
-      const health = await startHealthManager(h.runtime);
-      closers.push(() => health.close());
+      for (const role of await h.runtime.startRoles({ health: true })) closers.push(() => role.close());
       const member = (b: Backend): MemberSpec => ({ name: b.name, address: b.address, port: b.port, subnetId: MEMBER_SUBNET_ID });
       const env: ProviderEnv = {
         provider: 'amphora',
@@ -129,8 +127,7 @@ const ovn: ProviderWorld = {
       h = await startHarness({ ...lab.config, ...WITH_KEY_MANAGER });
       closers.push(() => h.close());
       // Member health from the Southbound Service_Monitor rows, as `ostia health` runs it beside the API.
-      const watcher = await startOvnHealthWatcher(h.runtime);
-      closers.push(() => watcher.close());
+      for (const role of await h.runtime.startRoles({ health: true })) closers.push(() => role.close());
     } catch (e) {
       await closeAll(closers).catch(() => undefined);
       throw e;

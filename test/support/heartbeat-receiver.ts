@@ -14,7 +14,8 @@ import { freeUdpPort } from './amphora-fixtures.js';
 import { heartbeatKey } from '../../src/amphora/heartbeat-key.js';
 import { encodeHeartbeat } from '../../src/amphora/heartbeat.js';
 import { flood, forgedDatagrams } from './heartbeat-flood.js';
-import { HealthManager } from '../../src/health/index.js';
+import { HealthManager } from '../../src/providers/amphora/health/index.js';
+import { enqueue } from '../../src/controller/jobs.js';
 
 export const silent = pino({ level: 'silent' });
 export const key = (amphoraId: string) => heartbeatKey(TEST_HEARTBEAT_SECRET, amphoraId);
@@ -48,7 +49,7 @@ export interface World {
 /** An ACTIVE LB with one listener, one pool and two members, and a health manager on a free port. */
 export async function world(t: { after(fn: () => Promise<void>): void }, log: Logger = silent): Promise<World> {
   const h = await startHarness({ amphora: { healthListen: `127.0.0.1:${await freeUdpPort()}`, heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3000 } });
-  const manager = new HealthManager({ db: h.runtime.db, config: h.config, jobs: h.runtime.deps.jobs, providers: h.runtime.deps.providers, log, metrics: h.runtime.deps.metrics });
+  const manager = new HealthManager({ db: h.runtime.db, config: h.config, jobs: h.runtime.deps.jobs, enqueue, providers: h.runtime.deps.providers, log, metrics: h.runtime.deps.metrics });
   t.after(async () => {
     await manager.close();
     await h.close();

@@ -1,5 +1,5 @@
 /**
- * The ovn provider's part of the health role: the watcher of OVN's probes (Southbound
+ * The ovn provider's background role, which runtime.ts starts: its part of the health role, the watcher of OVN's probes (Southbound
  * `Service_Monitor`), and the write-back of the member statuses it changes into the load
  * balancers' rows (`neutron:member_status`), as upstream's agent keeps them, for the tooling
  * that reads them there.

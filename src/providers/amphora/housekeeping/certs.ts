@@ -5,11 +5,11 @@
  * same amphora at once; a claim older than CLAIM_EXPIRY_MS is from a housekeeper that died.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { AmphoraTable } from '../db/schema.js';
-import type { IssuedCert } from '../pki/ca.js';
-import { timestamp } from '../domain/time.js';
-import type { AmphoraStatus } from '../domain/enums.js';
+import type { Db } from '../../../db/database.js';
+import type { AmphoraTable } from '../../../db/schema.js';
+import type { IssuedCert } from '../../../pki/ca.js';
+import { timestamp } from '../../../domain/time.js';
+import type { AmphoraStatus } from '../../../domain/enums.js';
 
 const DAY_MS = 86_400_000;
 const CLAIM_EXPIRY_MS = 10 * 60_000;

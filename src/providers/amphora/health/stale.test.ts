@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { startHarness, type Harness } from '../../test/support/harness.js';
-import { activeLoadBalancer } from '../../test/support/seed-rows.js';
-import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
-import { timestamp } from '../domain/time.js';
+import { startHarness, type Harness } from '../../../../test/support/harness.js';
+import { activeLoadBalancer } from '../../../../test/support/seed-rows.js';
+import { amphoraRow, insertAmphora } from '../../../../test/support/health-rows.js';
+import { timestamp } from '../../../domain/time.js';
 import { StaleDetector, type StaleDetectorOptions } from './stale.js';
-import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../db/failover-memory.js';
-import { enqueue } from '../controller/jobs.js';
-import type { AmphoraTable } from '../db/schema.js';
+import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../../../db/failover-memory.js';
+import { enqueue } from '../../../controller/jobs.js';
+import type { AmphoraTable } from '../../../db/schema.js';
 
 const TIMEOUT = 3000;
 
@@ -32,6 +32,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }): Promise<Setup
       new StaleDetector({
         db: h.runtime.db,
         jobs: h.runtime.deps.jobs,
+        enqueue,
         providers: h.runtime.deps.providers,
         log: pino({ level: 'silent' }),
         timeoutMs: TIMEOUT,

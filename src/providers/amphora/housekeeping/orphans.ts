@@ -5,11 +5,11 @@
  * statistics of gone listeners are removed, and gone amphorae stop counting connections.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { ComputeDriver } from '../compute/driver.js';
-import type { NetworkDriver } from '../network/driver.js';
-import { MANAGEMENT_DEVICE_OWNER } from '../network/loopback/driver.js';
-import { timestamp } from '../domain/time.js';
+import type { Db } from '../../../db/database.js';
+import type { ComputeDriver } from '../../../compute/driver.js';
+import type { NetworkDriver } from '../../../network/driver.js';
+import { MANAGEMENT_DEVICE_OWNER } from '../../../network/loopback/driver.js';
+import { timestamp } from '../../../domain/time.js';
 
 export interface OrphanReaperDeps {
   db: Db;

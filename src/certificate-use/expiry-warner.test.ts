@@ -5,7 +5,7 @@ import pino from 'pino';
 import { startHarness, PROJECT_A, type Harness } from '../../test/support/harness.js';
 import { DAY_MS } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
-import { CertificateExpiryWarner } from './certificate-expiry.js';
+import { CertificateExpiryWarner } from './expiry-warner.js';
 
 let h: Harness;
 before(async () => {

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
-import { eventually, floodWhileBeating, refusalsInMetrics, world } from '../../test/support/heartbeat-receiver.js';
+import { amphoraRow, insertAmphora } from '../../../../test/support/health-rows.js';
+import { eventually, floodWhileBeating, refusalsInMetrics, world } from '../../../../test/support/heartbeat-receiver.js';
 
 /** Longer than the heartbeat timeout (3 s) plus the detector's grace after start: silence would be failed over. */
 const FLOOD_MS = 5000;

@@ -1,9 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startHarness, admin, memberA, memberB, readerA, type Harness } from '../../test/support/harness.js';
-import { activeLoadBalancer, seedListener, type SeededLb } from '../../test/support/seed-rows.js';
-import { insertAmphora } from '../../test/support/health-rows.js';
+import { startHarness, admin, memberA, memberB, readerA, type Harness } from '../../../../test/support/harness.js';
+import { activeLoadBalancer, seedListener, type SeededLb } from '../../../../test/support/seed-rows.js';
+import { insertAmphora } from '../../../../test/support/health-rows.js';
 import { addDelta, writeStats, type StatsDelta } from './stats.js';
 
 let h: Harness;

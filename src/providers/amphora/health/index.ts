@@ -5,12 +5,11 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import type { JobSignal } from '../controller/signal.js';
-import type { ProviderLookup } from '../provider-contract/provider.js';
+import type { Config } from '../../../config.js';
+import type { Db } from '../../../db/database.js';
+import type { ProviderLookup } from '../../../provider-contract/provider.js';
 import { HeartbeatReceiver } from './receiver.js';
-import { StaleDetector, type CheckOutcome } from './stale.js';
+import { StaleDetector, type CheckOutcome, type StaleDetectorOptions } from './stale.js';
 import { writeHeartbeats } from './store.js';
 import { registerHealthMetrics, type HealthCounters } from './metrics.js';
 
@@ -19,7 +18,8 @@ export type { HealthCounters };
 export interface HealthManagerDeps {
   db: Db;
   config: Config;
-  jobs: JobSignal;
+  jobs: StaleDetectorOptions['jobs'];
+  enqueue: StaleDetectorOptions['enqueue'];
   providers: ProviderLookup;
   log: Logger;
   /** This process's metrics registry, where the counters are exported. */
@@ -58,6 +58,7 @@ export class HealthManager {
     this.detector = new StaleDetector({
       db,
       jobs: deps.jobs,
+      enqueue: deps.enqueue,
       providers: deps.providers,
       log,
       timeoutMs: heartbeatTimeoutMs,

@@ -4,10 +4,10 @@
  * operators: replays are judged by the receiver, replay.ts), its return from FAILOVER_STOPPED, the
  * operating statuses of the load balancers it serves, and listener statistics.
  */
-import type { Db } from '../db/database.js';
-import { timestamp } from '../domain/time.js';
+import type { Db } from '../../../db/database.js';
+import { timestamp } from '../../../domain/time.js';
 import type { AcceptedHeartbeat } from './receiver.js';
-import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from '../operating-status/derivation.js';
+import { deriveStatuses, heartbeatObservation, loadTrees, writeStatusChanges, type StatusChange } from '../../../operating-status/derivation.js';
 import { writeStats, type StatsRow } from './stats.js';
 
 /** Amphorae that report for their load balancer; others (booting, being deleted) only prove they are alive. */

@@ -6,15 +6,15 @@
  * idempotent or claimed in the database.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import type { ComputeDriver } from '../compute/driver.js';
-import type { NetworkDriver } from '../network/driver.js';
-import type { CertificateAuthority } from '../pki/ca.js';
-import type { AmphoraDeps } from '../providers/amphora/deps.js';
+import type { Config } from '../../../config.js';
+import type { Db } from '../../../db/database.js';
+import type { ComputeDriver } from '../../../compute/driver.js';
+import type { NetworkDriver } from '../../../network/driver.js';
+import type { CertificateAuthority } from '../../../pki/ca.js';
+import type { AmphoraDeps } from '../deps.js';
 import { OrphanReaper, type ReapOutcome } from './orphans.js';
 import { CertRotator, type RotationOutcome, type RotationTarget } from './certs.js';
-import { CertificateExpiryWarner, type ExpiryWarning } from './certificate-expiry.js';
+import { CertificateExpiryWarner, type ExpiryWarning } from '../../../certificate-use/expiry-warner.js';
 
 /** As often as Octavia's DB cleanup. */
 export const REAP_INTERVAL_MS = 30_000;

@@ -8,8 +8,8 @@
  */
 import { createSocket } from 'node:dgram';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Heartbeat } from '../domain/amphora-config.js';
-import { parseHostPort } from '../domain/net.js';
+import type { Heartbeat } from '../../../domain/amphora-config.js';
+import { parseHostPort } from '../../../domain/net.js';
 import { HeartbeatJudge, type JudgeCounters } from './judge.js';
 import { readSocketDrops } from './socket-drops.js';
 import { addDelta, type StatsDelta } from './stats.js';

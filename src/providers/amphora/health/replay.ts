@@ -10,8 +10,8 @@
  * the future, and an agent restart (a newer epoch) starts a new window. Out-of-order arrivals
  * within the window (several health managers, a reordering network) are accepted once each.
  */
-import { HEARTBEAT_MIN_INTERVAL_MS } from '../domain/amphora-config.js';
-import type { HeartbeatHeader, Refusal } from '../amphora/heartbeat.js';
+import { HEARTBEAT_MIN_INTERVAL_MS } from '../../../domain/amphora-config.js';
+import type { HeartbeatHeader, Refusal } from '../../../amphora/heartbeat.js';
 
 /** Sequence numbers below the highest accepted that may still arrive once. */
 export const REPLAY_WINDOW = 32;

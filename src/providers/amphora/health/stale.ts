@@ -8,20 +8,33 @@
  * load balancer's memory of its failed failovers (db/failover-memory.ts): after a failure on
  * configuration none until it changes, after any other a back-off that grows.
  */
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { JobSignal } from '../controller/signal.js';
-import type { ProviderLookup } from '../provider-contract/provider.js';
-import { enqueue } from '../controller/jobs.js';
-import { lockLoadBalancer } from '../db/lb-lock.js';
-import { ApiError, apiError } from '../domain/errors.js';
-import { timestamp } from '../domain/time.js';
-import { failoverMemories, nextFailoverAt } from '../db/failover-memory.js';
-import type { AmphoraStatus } from '../domain/enums.js';
+import type { Db } from '../../../db/database.js';
+import type { Database } from '../../../db/schema.js';
+import type { ProviderLookup } from '../../../provider-contract/provider.js';
+import type { JobPayload } from '../../../provider-contract/operations.js';
+import { lockLoadBalancer } from '../../../db/lb-lock.js';
+import { ApiError, apiError } from '../../../domain/errors.js';
+import { timestamp } from '../../../domain/time.js';
+import { failoverMemories, nextFailoverAt } from '../../../db/failover-memory.js';
+import type { AmphoraStatus } from '../../../domain/enums.js';
+
+/**
+ * The controller's job queue as the detector uses it, passed in by whoever starts the role
+ * (runtime.ts passes controller/jobs.ts's `enqueue` and the job signal): providers sit beside the
+ * controller, not above it.
+ */
+export type EnqueueFailover = (
+  trx: Transaction<Database>,
+  job: { loadBalancerId: string; provider: string; operation: 'amphora.failover'; payload: JobPayload<'amphora.failover'>; automatic: true },
+) => Promise<unknown>;
 
 export interface StaleDetectorOptions {
   db: Db;
-  jobs: JobSignal;
+  /** Wakes workers once the transactions that queued failovers have committed. */
+  jobs: { notify(): void };
+  enqueue: EnqueueFailover;
   providers: ProviderLookup;
   log: Logger;
   timeoutMs: number;
@@ -132,7 +145,7 @@ export class StaleDetector {
    * find the LB pending and move on, as they do when another operation is in flight.
    */
   private async trigger(amp: Candidate): Promise<boolean> {
-    const { db, providers, log } = this.opts;
+    const { db, providers, log, enqueue } = this.opts;
     const lb = await db.kysely.selectFrom('load_balancer').select(['id', 'provider']).where('id', '=', amp.load_balancer_id).executeTakeFirst();
     if (!lb) return false;
     try {

@@ -3,9 +3,9 @@
  * the key derived from the amphora id it names (no lookup, no database), then replay and
  * staleness (replay.ts) before anything is inflated, and counts every outcome by reason.
  */
-import type { Heartbeat } from '../domain/amphora-config.js';
-import { heartbeatKey } from '../amphora/heartbeat-key.js';
-import { decodeHeartbeat, REFUSALS, type Refusal } from '../amphora/heartbeat.js';
+import type { Heartbeat } from '../../../domain/amphora-config.js';
+import { heartbeatKey } from '../../../amphora/heartbeat-key.js';
+import { decodeHeartbeat, REFUSALS, type Refusal } from '../../../amphora/heartbeat.js';
 import { ReplayGuard } from './replay.js';
 
 export interface JudgeCounters {

@@ -4,7 +4,7 @@
  * the old amphora. The API reads their sums (api/views/stats.ts).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database } from '../../../db/schema.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

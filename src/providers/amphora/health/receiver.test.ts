@@ -5,12 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../test/support/harness.js';
-import { amphoraRow, insertAmphora } from '../../test/support/health-rows.js';
-import type { Heartbeat } from '../domain/amphora-config.js';
-import { encodeHeartbeat } from '../amphora/heartbeat.js';
+import { readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../../../test/support/harness.js';
+import { amphoraRow, insertAmphora } from '../../../../test/support/health-rows.js';
+import type { Heartbeat } from '../../../domain/amphora-config.js';
+import { encodeHeartbeat } from '../../../amphora/heartbeat.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat } from './receiver.js';
-import { EPOCH, eventually, key, report, send, silent, traffic, world } from '../../test/support/heartbeat-receiver.js';
+import { EPOCH, eventually, key, report, send, silent, traffic, world } from '../../../../test/support/heartbeat-receiver.js';
 
 const operating = async (h: Harness, table: 'load_balancer' | 'listener' | 'pool' | 'member', id: string) =>
   (await h.runtime.db.kysely.selectFrom(table).select('operating_status').where('id', '=', id).executeTakeFirstOrThrow()).operating_status;
