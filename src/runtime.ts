@@ -104,16 +104,16 @@ export interface Runtime {
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LoopbackNetwork }] = await Promise.all([import('./pki/ca.js'), import('./network/loopback/driver.js')]);
+    const [{ CertificateAuthority }, { LoopbackNetwork }] = await Promise.all([import('./pki/ca.js'), import('./network/loopback-network/loopback-network.js')]);
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
     // Management addresses only under compute.driver noop, whose flows plug no VIP (the one way network.driver noop goes with amphorae).
     const common = { settings: config.amphora, network: new LoopbackNetwork(config.amphora.managementNetwork), ca, keyManager };
     if (computeIsNoop(config)) {
-      const { NoopCompute } = await import('./compute/noop/driver.js');
+      const { NoopCompute } = await import('./compute/noop-compute/noop-compute.js');
       // Nothing is written there: the directory only names the amphora in messages.
       return { ...common, dataPlane: false, compute: new NoopCompute(), amphoraDir: (id) => join(config.dataDir, 'amphorae', id), agent: noopAgentClients };
     }
-    const { LocalCompute } = await import('./compute/local/driver.js');
+    const { LocalCompute } = await import('./compute/local-compute/local-compute.js');
     const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
     return { ...common, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
   });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startHarness, admin, type Harness } from '../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../config.js';
-import { derivedId } from '../network/noop/service.js';
+import { derivedId } from '../network/noop-network/noop-network.js';
 
 let h: Harness;
 before(async () => {

@@ -2,7 +2,7 @@
  * What the API asks of the network service, whichever `network.driver` answers: the VIP and
  * member look-ups of a create, the port allocation in the create's transaction, and the Neutron
  * look-ups clients make first. `catalog` knows the configured networks only; `noop`
- * (./noop/service.ts) pretends any UUID exists, as Octavia's network_noop_driver does.
+ * (noop-network/noop-network.ts) pretends any UUID exists, as Octavia's network_noop_driver does.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';

@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentBootConfig } from '../../src/compute/driver.js';
+import type { AgentBootConfig } from '../../src/compute/compute-driver.js';
 import { CertificateAuthority } from '../../src/pki/ca.js';
 
 export function tempDir(prefix: string): { path: string; remove(): void } {

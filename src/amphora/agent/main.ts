@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import pino from 'pino';
-import type { AgentBootConfig } from '../../compute/driver.js';
+import type { AgentBootConfig } from '../../compute/compute-driver.js';
 import { HaproxyProcess } from '../haproxy/process.js';
 import { HeartbeatSender } from '../heartbeat.js';
 import { violations } from '../typed-check.js';

@@ -5,9 +5,9 @@
  */
 import { AgentClient, type AgentApi } from '../../amphora/client.js';
 import { NoopAgentClient } from '../../amphora/noop-client.js';
-import type { ComputeDriver } from '../../compute/driver.js';
+import type { ComputeDriver } from '../../compute/compute-driver.js';
 import type { Config } from '../../config.js';
-import type { NetworkDriver } from '../../network/driver.js';
+import type { NetworkDriver } from '../../network/network-driver.js';
 import type { CertificateAuthority } from '../../pki/ca.js';
 import type { KeyManager } from '../../keymanager/index.js';
 

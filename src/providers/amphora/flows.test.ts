@@ -10,8 +10,8 @@ import { startHarness, admin, memberA, TEST_HEARTBEAT_SECRET, type Harness } fro
 import { heartbeatKey } from '../../amphora/heartbeat-key.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
-import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../../compute/driver.js';
-import { LoopbackNetwork } from '../../network/loopback/driver.js';
+import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../../compute/compute-driver.js';
+import { LoopbackNetwork } from '../../network/loopback-network/loopback-network.js';
 import { Worker } from '../../controller/worker.js';
 import { readTrace } from '../../controller/trace.js';
 import { ProviderRegistry } from '../registry.js';

@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../../config.js';
 import type { Db } from '../../../db/database.js';
-import type { ComputeDriver } from '../../../compute/driver.js';
-import type { NetworkDriver } from '../../../network/driver.js';
+import type { ComputeDriver } from '../../../compute/compute-driver.js';
+import type { NetworkDriver } from '../../../network/network-driver.js';
 import type { CertificateAuthority } from '../../../pki/ca.js';
 import type { AmphoraDeps } from '../deps.js';
 import { OrphanReaper, type ReapOutcome } from './orphans.js';

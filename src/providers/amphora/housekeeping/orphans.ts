@@ -6,9 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../../db/database.js';
-import type { ComputeDriver } from '../../../compute/driver.js';
-import type { NetworkDriver } from '../../../network/driver.js';
-import { MANAGEMENT_DEVICE_OWNER } from '../../../network/loopback/driver.js';
+import type { ComputeDriver } from '../../../compute/compute-driver.js';
+import type { NetworkDriver } from '../../../network/network-driver.js';
+import { MANAGEMENT_DEVICE_OWNER } from '../../../network/loopback-network/loopback-network.js';
 import { timestamp } from '../../../domain/time.js';
 
 export interface OrphanReaperDeps {

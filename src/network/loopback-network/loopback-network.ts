@@ -10,7 +10,7 @@ import type { Database } from '../../db/schema.js';
 import { isApiError } from '../../domain/errors.js';
 import { cidrContains, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
 import { NetworkCatalog, type SubnetDef } from '../catalog.js';
-import type { NetworkDriver } from '../driver.js';
+import type { NetworkDriver } from '../network-driver.js';
 
 export const MANAGEMENT_NETWORK_ID = '8f0e1d2c-3b4a-4596-8877-6655aa44bb33';
 export const MANAGEMENT_SUBNET_ID = '9a1f2e3d-4c5b-4a69-9788-7766bb55cc44';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AmphoraSpec } from '../driver.js';
-import { NoopCompute } from './driver.js';
+import type { AmphoraSpec } from '../compute-driver.js';
+import { NoopCompute } from './noop-compute.js';
 
 const spec = (amphoraId: string) => ({ amphoraId, dir: '/nonexistent', keyPem: 'PRIVATE KEY' }) as AmphoraSpec;
 

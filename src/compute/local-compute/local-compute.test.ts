@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalCompute, amphoraPath, defaultAgentCommand, findAmphoraProgram, parseComputeId } from './driver.js';
+import { LocalCompute, amphoraPath, defaultAgentCommand, findAmphoraProgram, parseComputeId } from './local-compute.js';
 import { leaderRunning } from './process-group.js';
-import type { AgentBootConfig, AmphoraSpec } from '../driver.js';
+import type { AgentBootConfig, AmphoraSpec } from '../compute-driver.js';
 
 const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
 const OTHER_ID = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';

@@ -9,7 +9,7 @@ import { isApiError } from '../../domain/errors.js';
 import { NetworkCatalog } from '../catalog.js';
 import type { NetworkService, PortRequest } from '../service.js';
 import { networkService } from '../from-config.js';
-import { derivedId } from './service.js';
+import { derivedId } from './noop-network.js';
 
 function noop(): NetworkService {
   const config = { ...defaultConfig('/tmp/x').network, driver: 'noop' as const };

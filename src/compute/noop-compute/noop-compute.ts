@@ -4,7 +4,7 @@
  * process is started, so there is nothing to stop, list or reap.
  */
 import { createHash } from 'node:crypto';
-import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../driver.js';
+import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../compute-driver.js';
 
 export class NoopCompute implements ComputeDriver {
   /** Derived from the amphora, so a retried boot returns the same id (the interface's idempotence). */

@@ -21,7 +21,7 @@ import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isUuid } from '../../domain/net.js';
-import type { AgentBootConfig, AmphoraSpec, ComputeDriver, ComputeStatus } from '../driver.js';
+import type { AgentBootConfig, AmphoraSpec, ComputeDriver, ComputeStatus } from '../compute-driver.js';
 import { groupsWorkingIn, leaderRunning, startTimeOf, stopGroup, type GroupRecord } from './process-group.js';
 
 export interface LocalComputeOptions {
