@@ -34,7 +34,7 @@ import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
+import type { HaproxyFiles } from '../src/amphora-agent/haproxy/process.js';
 import { eventually, httpGet, loopbackAddress, randomPort } from '../test/support/amphora-fixtures.js';
 import { benchArgs, positiveInt, positiveInts } from './support/args.js';
 import type { Endpoint } from './support/backends.js';

@@ -505,7 +505,7 @@ async function startBareHaproxy(rig: Rig): Promise<BareHaproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'ostia-bench-haproxy-'));
   const address = loopbackAddress();
   const [a, b] = rig.backends;
-  // The amphora's render for this stack (src/amphora/haproxy/render.ts) minus Ostia's extras
+  // The amphora's render for this stack (src/amphora-agent/haproxy/render.ts) minus Ostia's extras
   // (server-state file, pidfile): global maxconn, one HTTP frontend, round robin over two
   // members with an HTTP check every second.
   const config = `global

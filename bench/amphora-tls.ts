@@ -50,7 +50,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import type { HaproxyFiles } from '../src/amphora/haproxy/process.js';
+import type { HaproxyFiles } from '../src/amphora-agent/haproxy/process.js';
 import { eventually, randomPort } from '../test/support/amphora-fixtures.js';
 import { createTestPki, type IssuedCert, type KeyKind, type TestPki } from '../test/support/test-pki.js';
 import { servedFingerprint } from '../src/providers/amphora/tls-probe.js';
@@ -87,7 +87,7 @@ const RENEWAL_BUDGET_S = 8;
 const VERIFYING_CLIENTS = 2;
 const VERIFYING_MAX_REQUESTS = 500_000;
 const VERIFYING_RETRY_MS = 10;
-/** bind keywords that carry the TLS settings of a listener (src/amphora/haproxy/render.ts tlsProtocolOptions). */
+/** bind keywords that carry the TLS settings of a listener (src/amphora-agent/haproxy/render.ts tlsProtocolOptions). */
 const TLS_BIND_KEYWORDS = ['ssl-min-ver', 'ssl-max-ver', 'ciphers', 'ciphersuites', 'alpn'] as const;
 
 const MODES = ['keepalive', 'close', 'full'] as const;

@@ -22,7 +22,7 @@ import { repoRoot } from '../test/support/ostia-process.js';
 const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['config', 'db', 'pki', 'compute', 'ovn', 'tls'],
-  ['amphora', 'identity', 'network', 'keymanager', 'operating-status'],
+  ['amphora-agent', 'amphora-client', 'identity', 'network', 'keymanager', 'operating-status'],
   ['certificate-use'],
   ['provider-contract'],
   // Neither imports the other: both import the contract below them.

@@ -12,8 +12,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HaproxyProcess, type HaproxyFiles } from '../../src/amphora/haproxy/process.js';
-import type { HaproxyRuntime } from '../../src/amphora/haproxy/runtime.js';
+import { HaproxyProcess, type HaproxyFiles } from '../../src/amphora-agent/haproxy/process.js';
+import type { HaproxyRuntime } from '../../src/amphora-agent/haproxy/runtime.js';
 import { haproxyPidsUnder } from './processes.js';
 
 export interface HandHaproxy {

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { HaproxyFiles } from '../../src/amphora/haproxy/process.js';
+import type { HaproxyFiles } from '../../src/amphora-agent/haproxy/process.js';
 import { eventually, randomPort, tempDir } from '../../test/support/amphora-fixtures.js';
 import { writeAmphoraConfig } from '../../test/support/amphora-config.js';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from '../../test/support/ostia-process.js';

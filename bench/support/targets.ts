@@ -6,14 +6,14 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { HaproxyRuntime } from '../../src/amphora/haproxy/runtime.js';
+import { HaproxyRuntime } from '../../src/amphora-agent/haproxy/runtime.js';
 import type { HandHaproxy } from './hand-haproxy.js';
 import { waitSettled, type ApiClient } from './lifecycle-api.js';
 import { haproxyPidsUnder } from './processes.js';
 
 /** Between two GETs of a resource the bench waits for. */
 export const API_POLL_MS = 20;
-/** What the agent logs (src/amphora/agent/apply.ts) when a change falls back to a reload. */
+/** What the agent logs (src/amphora-agent/apply.ts) when a change falls back to a reload. */
 const AGENT_RELOAD_FALLBACK = 'runtime update incomplete, reloading instead:';
 
 /** Either load balancer: where it listens, and its HAProxy. */

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../../test/support/ostia-process.js';
-import { AgentClient } from '../amphora/client.js';
+import { AgentClient } from '../amphora-client/client.js';
 import { ids, listener, loadBalancer, member, pool } from '../../test/support/render-fixtures.js';
 import { collectBodies, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir } from '../../test/support/amphora-fixtures.js';
 

@@ -23,7 +23,7 @@ export const agent: Command = {
     if (readyFd !== undefined && !(Number.isInteger(readyFd) && readyFd > 2)) throw usageError(agent, `--ready-fd must be a file descriptor above 2, got '${input.values['ready-fd']}'`);
     const stopped = stopSignal();
     // Loaded here, not at the top: `--help` should not wait for Fastify.
-    const [{ default: pino }, { BootConfigError, startAgent }] = await Promise.all([import('pino'), import('../amphora/agent/main.js')]);
+    const [{ default: pino }, { BootConfigError, startAgent }] = await Promise.all([import('pino'), import('../amphora-agent/main.js')]);
     const log = pino({ level: process.env.OSTIA_LOG_LEVEL ?? 'info' }, pino.destination({ dest: 2, sync: true }));
     let running;
     try {

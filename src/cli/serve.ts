@@ -105,7 +105,7 @@ function withHeartbeat(config: Config, roles: Roles): Config {
 async function preflightAmphorae(config: Config): Promise<void> {
   const [{ findAmphoraProgram }, { HAPROXY_SOCKET_PATH_MAX, longestSocketPath }] = await Promise.all([
     import('../compute/local-compute/local-compute.js'),
-    import('../amphora/agent/layout.js'),
+    import('../amphora-agent/layout.js'),
   ]);
   if (!findAmphoraProgram(config.amphora.haproxyBinary))
     throw new CliError(

@@ -156,7 +156,7 @@ export type AmphoraConfig = Static<typeof AmphoraConfig>;
 /** The fastest an amphora sends heartbeats: the receiver bounds how far a boot's sequence can have got with it. */
 export const HEARTBEAT_MIN_INTERVAL_MS = 100;
 
-/** What an amphora reports in a heartbeat: the deflated body of the datagram (see amphora/heartbeat and health/). */
+/** What an amphora reports in a heartbeat: the deflated body of the datagram (see amphora-agent/heartbeat.ts and providers/amphora/health/). */
 export const HeartbeatReport = Closed({
   configVersion: Type.Integer({ minimum: 0 }),
   listeners: Type.Record(

@@ -6,7 +6,7 @@
  * it goes and records its outcomes in the tally under `heartbeats`.
  */
 import assert from 'node:assert/strict';
-import { encodeHeartbeat } from '../../src/amphora/heartbeat.js';
+import { encodeHeartbeat } from '../../src/amphora-agent/heartbeat.js';
 import { eventually, floodWhileBeating, healthyReport, key, send, world, type World } from '../support/heartbeat-receiver.js';
 import type { HealthCounters } from '../../src/providers/amphora/health/index.js';
 import { forgedDatagrams } from '../support/heartbeat-flood.js';

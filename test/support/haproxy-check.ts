@@ -6,9 +6,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HaproxyProcess } from '../../src/amphora/haproxy/process.js';
-import { RenderError, renderHaproxyConfig } from '../../src/amphora/haproxy/render.js';
-import { tlsFiles } from '../../src/amphora/haproxy/tls-files.js';
+import { HaproxyProcess } from '../../src/amphora-agent/haproxy/process.js';
+import { RenderError, renderHaproxyConfig } from '../../src/amphora-agent/haproxy/render.js';
+import { tlsFiles } from '../../src/amphora-agent/haproxy/tls-files.js';
 import { buildAmphoraConfig } from '../../src/providers/amphora/config-builder.js';
 import type { Harness } from './harness.js';
 

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { deflateSync } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
-import { encodeHeartbeat, parseTarget } from '../../src/amphora/heartbeat.js';
+import { encodeHeartbeat, parseTarget } from '../../src/amphora-agent/heartbeat.js';
 
 /** The size of each forged datagram, as in the report that prompted this (4 KB). */
 export const FORGED_BYTES = 4096;

@@ -11,8 +11,8 @@ import { activeLoadBalancer, seedListener, seedPool, type SeededLb } from './see
 import { MEMBER_SUBNET_ID } from '../../src/config.js';
 import type { Heartbeat } from '../../src/domain/amphora-config.js';
 import { freeUdpPort } from './amphora-fixtures.js';
-import { heartbeatKey } from '../../src/amphora/heartbeat-key.js';
-import { encodeHeartbeat } from '../../src/amphora/heartbeat.js';
+import { heartbeatKey } from '../../src/providers/amphora/heartbeat-key.js';
+import { encodeHeartbeat } from '../../src/amphora-agent/heartbeat.js';
 import { flood, forgedDatagrams } from './heartbeat-flood.js';
 import { HealthManager } from '../../src/providers/amphora/health/index.js';
 import { enqueue } from '../../src/controller/jobs.js';

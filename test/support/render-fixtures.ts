@@ -6,7 +6,7 @@ import type {
   AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../src/domain/amphora-config.js';
 import { ListenerDefaults, PoolDefaults } from '../../src/domain/defaults.js';
-import type { HaproxyPaths, RenderOptions } from '../../src/amphora/haproxy/render.js';
+import type { HaproxyPaths, RenderOptions } from '../../src/amphora-agent/haproxy/render.js';
 
 const idOf = (prefix: string) => (n: number) => `${prefix}-0000-4000-8000-${String(n).padStart(12, '0')}`;
 export const ids = {

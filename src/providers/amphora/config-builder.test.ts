@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startHarness, memberA, type Harness } from '../../../test/support/harness.js';
 import { MEMBER_SUBNET_ID, VIP_SUBNET_ID } from '../../config.js';
 import { AmphoraConfig } from '../../domain/amphora-config.js';
-import { violations } from '../../amphora/typed-check.js';
+import { violations } from '../../amphora-agent/typed-check.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import { WITH_KEY_MANAGER, storeContainer, storeSecret } from '../../../test/support/tls-secrets.js';
 import { createTestPki, type TestPki } from '../../../test/support/test-pki.js';

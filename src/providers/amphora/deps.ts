@@ -3,8 +3,8 @@
  * runtime (the composition root) supplies them behind a loader that opens them on first use,
  * so a process that never runs a flow (an API-only process) opens no CA.
  */
-import { AgentClient, type AgentApi } from '../../amphora/client.js';
-import { NoopAgentClient } from '../../amphora/noop-client.js';
+import { AgentClient, type AgentApi } from '../../amphora-client/client.js';
+import { NoopAgentClient } from '../../amphora-client/noop-client.js';
 import type { ComputeDriver } from '../../compute/compute-driver.js';
 import type { Config } from '../../config.js';
 import type { NetworkDriver } from '../../network/network-driver.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AgentConnectionError, AgentHttpError } from '../../amphora/client.js';
+import { AgentConnectionError, AgentHttpError } from '../../amphora-client/client.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeCause, refusedChangeReason } from './failures.js';
 import { CertificateError } from '../../tls/certificates.js';
 

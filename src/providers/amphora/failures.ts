@@ -7,14 +7,14 @@
  *  - did the amphorae keep serving what they served before? Then a change failed, not the load
  *    balancer: the agent answers a configuration it cannot load with 400 (`haproxy -c` refused
  *    it) or 500 (HAProxy could not start with it, the previous file put back: see
- *    amphora/agent/apply.ts); a configuration that could not be built (a certificate the key
+ *    amphora-agent/apply.ts); a configuration that could not be built (a certificate the key
  *    manager no longer gives) was never sent; a listener that does not serve its new
  *    certificates is the listener's failure. Anything else (an agent that does not answer) may
  *    have left the data plane anywhere.
  *  - would a failover that failed fail the same way on the next amphora (configuration), or
  *    may it work later (infrastructure)? See db/failover-memory.
  */
-import { AgentHttpError } from '../../amphora/client.js';
+import { AgentHttpError } from '../../amphora-client/client.js';
 import type { FailureKind } from '../../db/failover-memory.js';
 import { CertificateError } from '../../tls/certificates.js';
 import { UnretrievableReference } from '../../keymanager/tls-material.js';

@@ -7,7 +7,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { startHarness, admin, memberA, TEST_HEARTBEAT_SECRET, type Harness } from '../../../test/support/harness.js';
-import { heartbeatKey } from '../../amphora/heartbeat-key.js';
+import { heartbeatKey } from './heartbeat-key.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import type { AmphoraSpec, ComputeDriver, ComputeStatus } from '../../compute/compute-driver.js';
@@ -18,7 +18,7 @@ import { ProviderRegistry } from '../registry.js';
 import type { AgentApi, AmphoraDeps } from './deps.js';
 import { amphoraDriver } from './driver.js';
 import { ownerFailureReason } from './failures.js';
-import { AgentHttpError } from '../../amphora/client.js';
+import { AgentHttpError } from '../../amphora-client/client.js';
 import { OPERATOR_ONLY } from '../../api/resources/loadbalancer-status.js';
 
 class FakeCompute implements ComputeDriver {

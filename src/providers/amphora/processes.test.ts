@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startHarness, admin, memberA, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
-import { AgentClient } from '../../amphora/client.js';
+import { AgentClient } from '../../amphora-client/client.js';
 import { CertificateAuthority } from '../../pki/ca.js';
 import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from '../../../test/support/amphora-fixtures.js';
 

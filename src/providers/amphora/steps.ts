@@ -16,7 +16,7 @@ import { buildAmphoraConfig } from './config-builder.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
-import { heartbeatKey } from '../../amphora/heartbeat-key.js';
+import { heartbeatKey } from './heartbeat-key.js';
 import { forgetFailovers } from '../../db/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;

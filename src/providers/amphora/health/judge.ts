@@ -1,11 +1,11 @@
 /**
- * Judges each heartbeat datagram (wire format in amphora/heartbeat.ts): its signature with
+ * Judges each heartbeat datagram (wire format in amphora-agent/heartbeat.ts): its signature with
  * the key derived from the amphora id it names (no lookup, no database), then replay and
  * staleness (replay.ts) before anything is inflated, and counts every outcome by reason.
  */
 import type { Heartbeat } from '../../../domain/amphora-config.js';
-import { heartbeatKey } from '../../../amphora/heartbeat-key.js';
-import { decodeHeartbeat, REFUSALS, type Refusal } from '../../../amphora/heartbeat.js';
+import { heartbeatKey } from '../heartbeat-key.js';
+import { decodeHeartbeat, REFUSALS, type Refusal } from '../../../amphora-agent/heartbeat.js';
 import { ReplayGuard } from './replay.js';
 
 export interface JudgeCounters {

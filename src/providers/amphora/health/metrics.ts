@@ -5,7 +5,7 @@
  * side, during which no amphora is failed over.
  */
 import { Counter, type Registry } from 'prom-client';
-import { REFUSALS } from '../../../amphora/heartbeat.js';
+import { REFUSALS } from '../../../amphora-agent/heartbeat.js';
 import type { ReceiverCounters } from './receiver.js';
 
 /** What the health manager counts (HealthManager.counters()): the receiver's counters and its own. */

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readerA, TEST_HEARTBEAT_SECRET, type Harness } from '../../../../test/support/harness.js';
 import { amphoraRow, insertAmphora } from '../../../../test/support/health-rows.js';
 import type { Heartbeat } from '../../../domain/amphora-config.js';
-import { encodeHeartbeat } from '../../../amphora/heartbeat.js';
+import { encodeHeartbeat } from '../../../amphora-agent/heartbeat.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat } from './receiver.js';
 import { EPOCH, eventually, key, report, send, silent, traffic, world } from '../../../../test/support/heartbeat-receiver.js';
 

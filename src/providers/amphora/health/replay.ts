@@ -11,7 +11,7 @@
  * within the window (several health managers, a reordering network) are accepted once each.
  */
 import { HEARTBEAT_MIN_INTERVAL_MS } from '../../../domain/amphora-config.js';
-import type { HeartbeatHeader, Refusal } from '../../../amphora/heartbeat.js';
+import type { HeartbeatHeader, Refusal } from '../../../amphora-agent/heartbeat.js';
 
 /** Sequence numbers below the highest accepted that may still arrive once. */
 export const REPLAY_WINDOW = 32;

@@ -1,6 +1,6 @@
 /**
  * The agent end to end on this machine: real HAProxy, real backends on 127.x, the controller's
- * CA and client (src/pki, src/amphora/client.ts) over mutual TLS, heartbeats over UDP.
+ * CA and client (src/pki, src/amphora-client/client.ts) over mutual TLS, heartbeats over UDP.
  */
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,13 +12,13 @@ import { createServer } from 'node:net';
 import { connect } from 'node:tls';
 import { request } from 'node:https';
 import pino from 'pino';
-import { CertificateAuthority } from '../../pki/ca.js';
-import { AgentClient, AgentHttpError } from '../client.js';
-import type { AmphoraConfig } from '../../domain/amphora-config.js';
-import type { Heartbeat } from '../../domain/amphora-config.js';
-import { decodeHeartbeat } from '../heartbeat.js';
-import { ids, listener, listenerTls, loadBalancer, member, pool } from '../../../test/support/render-fixtures.js';
-import { collectBodies, eventually, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir, type Backend } from '../../../test/support/amphora-fixtures.js';
+import { CertificateAuthority } from '../pki/ca.js';
+import { AgentClient, AgentHttpError } from '../amphora-client/client.js';
+import type { AmphoraConfig } from '../domain/amphora-config.js';
+import type { Heartbeat } from '../domain/amphora-config.js';
+import { decodeHeartbeat } from './heartbeat.js';
+import { ids, listener, listenerTls, loadBalancer, member, pool } from '../../test/support/render-fixtures.js';
+import { collectBodies, eventually, loopbackAddress, prepareAmphora, randomPort, startBackend, tempDir, type Backend } from '../../test/support/amphora-fixtures.js';
 import { startAgent, type RunningAgent } from './main.js';
 
 const AMPHORA = ids.amphora(1);

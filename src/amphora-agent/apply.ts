@@ -17,16 +17,16 @@
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { AmphoraConfig } from '../../domain/amphora-config.js';
-import { writeFileAtomically } from '../atomic-file.js';
-import { RenderError } from '../haproxy/encoders.js';
-import { HaproxyError, type HaproxyProcess } from '../haproxy/process.js';
-import { renderedBackends, renderHaproxyConfig } from '../haproxy/render.js';
-import { serverName } from '../haproxy/names.js';
-import { violations } from '../typed-check.js';
+import { AmphoraConfig } from '../domain/amphora-config.js';
+import { writeFileAtomically } from './atomic-file.js';
+import { RenderError } from './haproxy/encoders.js';
+import { HaproxyError, type HaproxyProcess } from './haproxy/process.js';
+import { renderedBackends, renderHaproxyConfig } from './haproxy/render.js';
+import { serverName } from './haproxy/names.js';
+import { violations } from './typed-check.js';
 import { runtimeChanges, type RuntimeChanges } from './diff.js';
 import { renderPaths, type AgentLayout } from './layout.js';
-import { tlsFiles } from '../haproxy/tls-files.js';
+import { tlsFiles } from './haproxy/tls-files.js';
 import { TlsStore } from './tls-store.js';
 
 export type AppliedHow = 'reload' | 'runtime' | 'unchanged';

@@ -5,8 +5,8 @@
  */
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomically } from '../atomic-file.js';
-import type { TlsFile } from '../haproxy/tls-files.js';
+import { writeFileAtomically } from './atomic-file.js';
+import type { TlsFile } from './haproxy/tls-files.js';
 
 export class TlsStore {
   constructor(readonly dir: string) {}

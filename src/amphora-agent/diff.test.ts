@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runtimeChanges } from './diff.js';
-import { ids, listener, listenerTls, loadBalancer, member, monitor, placeholderPem, pool, poolTls } from '../../../test/support/render-fixtures.js';
-import type { AmphoraConfig } from '../../domain/amphora-config.js';
+import { ids, listener, listenerTls, loadBalancer, member, monitor, placeholderPem, pool, poolTls } from '../../test/support/render-fixtures.js';
+import type { AmphoraConfig } from '../domain/amphora-config.js';
 
 const memberChanges = (a: AmphoraConfig, b: AmphoraConfig) => runtimeChanges(a, b)?.members ?? null;
 

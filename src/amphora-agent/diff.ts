@@ -6,8 +6,8 @@
  * by reload.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AmphoraConfig, ListenerConfig, MemberConfig } from '../../domain/amphora-config.js';
-import { tlsFiles, type TlsFile } from '../haproxy/tls-files.js';
+import type { AmphoraConfig, ListenerConfig, MemberConfig } from '../domain/amphora-config.js';
+import { tlsFiles, type TlsFile } from './haproxy/tls-files.js';
 
 export type MemberChange =
   | { kind: 'remove'; poolId: string; memberId: string }

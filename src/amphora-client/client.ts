@@ -111,7 +111,7 @@ export class AgentClient {
     return this.call('GET', '/config', undefined, signal);
   }
 
-  /** The agent's current counters; their shape is the agent's (see src/amphora/agent). */
+  /** The agent's current counters; their shape is the agent's (see src/amphora-agent). */
   stats(signal?: AbortSignal): Promise<unknown> {
     return this.call('GET', '/stats', undefined, signal);
   }

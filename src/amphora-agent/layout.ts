@@ -4,8 +4,8 @@
  * restarted on it picks up where the last one stopped.
  */
 import { join } from 'node:path';
-import type { HaproxyPaths } from '../haproxy/render.js';
-import type { HaproxyFiles } from '../haproxy/process.js';
+import type { HaproxyPaths } from './haproxy/render.js';
+import type { HaproxyFiles } from './haproxy/process.js';
 
 export interface AgentLayout {
   dir: string;

@@ -16,9 +16,9 @@ import type { Server } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { writeFileAtomically } from '../atomic-file.js';
-import type { HaproxyProcess } from '../haproxy/process.js';
-import { snapshotFromStats } from '../heartbeat.js';
+import { writeFileAtomically } from './atomic-file.js';
+import type { HaproxyProcess } from './haproxy/process.js';
+import { snapshotFromStats } from './heartbeat.js';
 import { ApplyError, type ConfigApplier } from './apply.js';
 
 export const AGENT_API_VERSION = '1.0';

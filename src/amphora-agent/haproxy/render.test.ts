@@ -21,7 +21,7 @@ import { createTestPki } from '../../../test/support/test-pki.js';
 import { unmet } from '../../../test/support/requirements.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
-const goldenDir = join(repoRoot(), 'src/amphora/haproxy/golden');
+const goldenDir = join(repoRoot(), 'src/amphora-agent/haproxy/golden');
 
 let material: Record<TlsFileKind, string> | undefined;
 /** A certificate with its chain and key, the CA bundle it chains to, a CRL: made once, on first use. */
