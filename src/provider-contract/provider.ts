@@ -6,26 +6,41 @@
  */
 import type { Flow, StepContext } from './flow.js';
 import type { Operation } from './operations.js';
+import type { HealthMonitorAttrs } from '../domain/rules/healthmonitor.js';
+import type { L7PolicyRecord } from '../db/records/l7policy.js';
+import type { L7RuleRecord } from '../db/records/l7rule.js';
+import type { ListenerRecord } from '../db/records/listener.js';
+import type { LoadBalancerRecord } from '../db/records/load-balancer.js';
+import type { MemberRecord } from '../db/records/member.js';
+import type { PoolRecord } from '../db/records/pool.js';
 
 export interface Capability {
   readonly name: string;
   readonly description: string;
 }
 
-/** API-shaped attributes of an object after defaults were applied (create) or merged (update). */
-export type Attrs = Readonly<Record<string, unknown>>;
+/** A new load balancer before its VIP is allocated: what its request names of the VIP network. */
+export type LoadBalancerRequest = Pick<LoadBalancerRecord, 'id' | 'project_id' | 'provider'> & Partial<Pick<LoadBalancerRecord, 'vip_subnet_id' | 'vip_network_id'>>;
 
-/** Each hook throws an ApiError (usually 501 PROVIDER_UNSUPPORTED_OPTION) to refuse. */
+/** An L7 policy's settings: the record less what the tree stores alike, its listener and its position. */
+export type L7PolicySettings = Pick<L7PolicyRecord, 'name' | 'description' | 'admin_state_up' | 'action' | 'redirect_pool_id' | 'redirect_url' | 'redirect_prefix' | 'redirect_http_code'>;
+
+export type L7RuleSettings = Pick<L7RuleRecord, 'type' | 'compare_type' | 'key' | 'value' | 'invert' | 'admin_state_up'>;
+
+/**
+ * Each hook sees the object as it will be stored, after defaults (create) or merge (update),
+ * and throws an ApiError (usually 501 PROVIDER_UNSUPPORTED_OPTION) to refuse.
+ */
 export interface ProviderChecks {
-  loadBalancer?(lb: Attrs): void;
-  listener?(listener: Attrs): void;
-  pool?(pool: Attrs): void;
-  member?(member: Attrs, loadBalancer: Attrs): void;
-  /** The members of one batch update, before each is checked on its own. */
-  memberBatch?(members: readonly Attrs[]): void;
-  healthMonitor?(hm: Attrs, pool: Attrs): void;
-  l7policy?(policy: Attrs, listener: Attrs): void;
-  l7rule?(rule: Attrs): void;
+  loadBalancer?(lb: LoadBalancerRequest | LoadBalancerRecord): void;
+  listener?(listener: ListenerRecord): void;
+  pool?(pool: PoolRecord): void;
+  member?(member: MemberRecord, loadBalancer: LoadBalancerRecord): void;
+  /** The members of one batch update as requested, before each is checked on its own. */
+  memberBatch?(members: ReadonlyArray<{ monitor_address?: string | null; monitor_port?: number | null }>): void;
+  healthMonitor?(hm: HealthMonitorAttrs, pool: PoolRecord): void;
+  l7policy?(policy: L7PolicySettings, listener: ListenerRecord): void;
+  l7rule?(rule: L7RuleSettings): void;
   /** Operations this provider cannot do at all (e.g. amphora failover on a provider without amphorae). */
   operation?(op: Operation): void;
 }

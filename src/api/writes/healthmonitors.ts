@@ -18,6 +18,7 @@ import {
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import { healthMonitorCodec, type HealthMonitorRow } from '../../db/records/health-monitor.js';
+import { poolCodec } from '../../db/records/pool.js';
 import { settingsOf } from '../../db/records/tree-object.js';
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
@@ -46,7 +47,7 @@ export async function insertHealthMonitor(
 ): Promise<HealthMonitorRow> {
   authorize(ctx, 'healthmonitor', 'post', pool.project_id);
   const attrs = resolveHealthMonitorCreate(input, pool.protocol, monitorSettings(deps));
-  deps.providers.forLoadBalancer(await providerOf(trx, pool.load_balancer_id)).checks.healthMonitor?.(attrs, { ...pool });
+  deps.providers.forLoadBalancer(await providerOf(trx, pool.load_balancer_id)).checks.healthMonitor?.(attrs, poolCodec.decode(pool));
   await checkQuota(trx, deps.config, pool.project_id, { health_monitor: 1 }, deps.db.dialect);
   if (await trx.selectFrom('health_monitor').select('id').where('pool_id', '=', pool.id).executeTakeFirst()) throw apiError('HM_DUPLICATE');
   const row: HealthMonitorRow = {
@@ -81,7 +82,7 @@ export interface HealthMonitorChange {
 export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorRow, pool: PoolTable, b: UpdateInput): Promise<HealthMonitorChange> {
   const merged = resolveHealthMonitorUpdate(settingsOf(healthMonitorCodec.decode(hm), 'pool_id'), b, pool.protocol, monitorSettings(deps));
   const provider = await providerOf(deps.db.kysely, pool.load_balancer_id);
-  deps.providers.forLoadBalancer(provider).checks.healthMonitor?.(merged, { ...pool });
+  deps.providers.forLoadBalancer(provider).checks.healthMonitor?.(merged, poolCodec.decode(pool));
   return { merged, provider };
 }
 

@@ -14,6 +14,7 @@ import { checkRuleCount, placePolicy, resolveL7PolicyTargetCreate, resolveL7Poli
 import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import { l7PolicyCodec, type L7PolicyRow } from '../../db/records/l7policy.js';
+import { listenerCodec } from '../../db/records/listener.js';
 import type { L7RuleRow } from '../views/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
@@ -93,7 +94,7 @@ export async function insertL7Policy(
     admin_state_up: input.admin_state_up === undefined ? true : Boolean(input.admin_state_up),
     ...target,
   };
-  driver.checks.l7policy?.(attrs, { ...listener });
+  driver.checks.l7policy?.(attrs, listenerCodec.decode(listener));
   await checkQuota(trx, deps.config, listener.project_id, { l7policy: 1, l7rule: rules.length }, deps.db.dialect);
   const order = await placeL7Policy(trx, listener.id, id, input.position ?? undefined);
   const row: L7PolicyRow = {
@@ -156,7 +157,7 @@ export async function checkL7PolicyUpdate(deps: ApiDeps, stored: L7PolicyRow, li
     ...target,
   };
   const provider = await providerOf(db, listener.load_balancer_id);
-  deps.providers.forLoadBalancer(provider).checks.l7policy?.(attrs, { ...listener });
+  deps.providers.forLoadBalancer(provider).checks.l7policy?.(attrs, listenerCodec.decode(listener));
   return { attrs, provider };
 }
 

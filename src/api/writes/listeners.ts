@@ -8,11 +8,12 @@ import type { Static } from '../../domain/schema-kit.js';
 import type { ListenerInput, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import {
   assertPoolProtocolAllowed, assertPortFree, listenerSpecForCreate, listenerSpecForUpdate,
-  type ListenerEnv, type ListenerSpec,
+  type ListenerEnv,
 } from '../../domain/rules/listener.js';
 import { enqueue } from '../../controller/jobs.js';
-import { listenerSpecOf, type ListenerRow } from '../views/listener.js';
-import type { LoadBalancerRow } from '../views/loadbalancer.js';
+import { listenerSpecOf } from '../views/listener.js';
+import { listenerCodec, type ListenerRecord, type ListenerRow } from '../../db/records/listener.js';
+import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -26,11 +27,11 @@ type Trx = Transaction<Database>;
 type CreateInput = Static<typeof ListenerInput>;
 type UpdateInput = Static<typeof ListenerUpdateBody>['listener'];
 
-function listenerEnv(deps: ApiDeps, lb: LoadBalancerRow): ListenerEnv {
-  const additional = JSON.parse(lb.additional_vips) as Array<{ ip_address: string }>;
+function listenerEnv(deps: ApiDeps, row: LoadBalancerRow): ListenerEnv {
+  const lb = loadBalancerCodec.decode(row);
   return {
-    vipAddresses: [lb.vip_address, ...additional.map((v) => v.ip_address)].filter((a): a is string => !!a),
-    hasVipSecurityGroups: (JSON.parse(lb.vip_sg_ids) as string[]).length > 0,
+    vipAddresses: [lb.vip_address, ...lb.additional_vips.map((v) => v.ip_address)].filter((a): a is string => !!a),
+    hasVipSecurityGroups: lb.vip_sg_ids.length > 0,
     allowTerminatedHttps: deps.config.api.allowTerminatedHttps,
     allowPrometheus: deps.config.api.allowPrometheusListeners,
   };
@@ -41,38 +42,6 @@ async function checkDefaultPool(trx: Trx, lbId: string, poolId: string, listener
   const pool = await trx.selectFrom('pool').select(['protocol', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirst();
   if (!pool || pool.load_balancer_id !== lbId) throw apiError('NOT_FOUND', 'Pool', poolId);
   assertPoolProtocolAllowed(listenerProtocol, pool.protocol);
-}
-
-const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
-
-function listenerColumns(spec: ListenerSpec) {
-  return {
-    protocol: spec.protocol,
-    protocol_port: spec.protocol_port,
-    connection_limit: spec.connection_limit,
-    insert_headers: JSON.stringify(spec.insert_headers),
-    timeout_client_data: spec.timeout_client_data,
-    timeout_member_connect: spec.timeout_member_connect,
-    timeout_member_data: spec.timeout_member_data,
-    timeout_tcp_inspect: spec.timeout_tcp_inspect,
-    default_tls_container_ref: spec.default_tls_container_ref,
-    sni_container_refs: JSON.stringify(spec.sni_container_refs),
-    client_authentication: spec.client_authentication,
-    client_ca_tls_container_ref: spec.client_ca_tls_container_ref,
-    client_crl_container_ref: spec.client_crl_container_ref,
-    allowed_cidrs: json(spec.allowed_cidrs),
-    tls_ciphers: spec.tls_ciphers,
-    tls_versions: json(spec.tls_versions),
-    alpn_protocols: json(spec.alpn_protocols),
-    hsts_max_age: spec.hsts_max_age,
-    hsts_include_subdomains: spec.hsts_include_subdomains ? 1 : 0,
-    hsts_preload: spec.hsts_preload ? 1 : 0,
-  };
-}
-
-/** What a provider's listener check sees: the API attributes after defaults or merge. */
-function providerAttrs(row: ListenerRow) {
-  return { ...listenerSpecOf(row), id: row.id, name: row.name, description: row.description, admin_state_up: row.admin_state_up === 1, default_pool_id: row.default_pool_id, loadbalancer_id: row.load_balancer_id, project_id: row.project_id };
 }
 
 /**
@@ -101,13 +70,14 @@ export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
   assertPortFree(spec, siblings);
   const defaultPoolId = input.default_pool_id ?? null;
   if (defaultPoolId) await checkDefaultPool(trx, lb.id, defaultPoolId, spec.protocol);
-  const row: ListenerRow = {
+  const record: ListenerRecord = {
     ...newLoadBalancerChild(lb, input),
     default_pool_id: defaultPoolId,
-    ...listenerColumns(spec),
+    ...spec,
     status_reason: null,
   };
-  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(row));
+  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(record);
+  const row = listenerCodec.encode(record);
   await trx.insertInto('listener').values(row).execute();
   await writeTags(trx, row.id, input.tags);
   return row;
@@ -127,19 +97,21 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   const { id } = row;
   await lockForChildChange(trx, row.load_balancer_id);
   const current = await trx.selectFrom('listener').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const stored = listenerCodec.decode(current);
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = listenerSpecForUpdate(listenerSpecOf(current), b, listenerEnv(deps, lb));
   if (b.default_pool_id) await checkDefaultPool(trx, lb.id, b.default_pool_id, spec.protocol);
-  const updated: ListenerRow = {
-    ...current,
-    ...listenerColumns(spec),
-    ...namedUpdate(current, b),
+  const record: ListenerRecord = {
+    ...stored,
+    ...spec,
+    ...namedUpdate(stored, b),
     default_pool_id: b.default_pool_id === undefined ? current.default_pool_id : b.default_pool_id,
     provisioning_status: 'PENDING_UPDATE',
     status_reason: null,
     updated_at: timestamp(),
   };
-  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(providerAttrs(updated));
+  deps.providers.forLoadBalancer(lb.provider).checks.listener?.(record);
+  const updated = listenerCodec.encode(record);
   await trx.updateTable('listener').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);
   await enqueueTlsUpdate(trx, lb, listenerUser, b, current, updated);

@@ -179,7 +179,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Trx, ctx: RequestCo
 export function checkLoadBalancerUpdate(deps: ApiDeps, row: LoadBalancerRow, b: UpdateInput): void {
   if (b.vip_qos_policy_id && !deps.network.qosPolicy(b.vip_qos_policy_id)) throw apiError('INVALID_SUBRESOURCE', 'qos_policy', b.vip_qos_policy_id);
   for (const sg of b.vip_sg_ids ?? []) if (!deps.network.securityGroup(sg)) throw apiError('INVALID_SUBRESOURCE', 'Security Group', sg);
-  deps.providers.forLoadBalancer(row.provider).checks.loadBalancer?.({ ...row, ...b });
+  deps.providers.forLoadBalancer(row.provider).checks.loadBalancer?.(loadBalancerCodec.decode(row));
 }
 
 export async function updateLoadBalancer(trx: Trx, row: LoadBalancerRow, b: UpdateInput): Promise<void> {

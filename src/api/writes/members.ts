@@ -15,7 +15,7 @@ import { enqueue } from '../../controller/jobs.js';
 import { renderMembers } from '../views/member.js';
 import { memberCodec, type MemberRow } from '../../db/records/member.js';
 import type { PoolRow } from '../views/pool.js';
-import type { LoadBalancerRow } from '../views/loadbalancer.js';
+import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -33,10 +33,6 @@ function settingsColumns(s: MemberSettings) {
   return memberCodec.encode(s);
 }
 
-/** What a provider's member check sees: the API attributes after defaults or merge. */
-function providerAttrs(row: MemberRow) {
-  return { ...settingsOf(row), id: row.id, address: row.address, protocol_port: row.protocol_port, subnet_id: row.subnet_id, pool_id: row.pool_id, project_id: row.project_id, vnic_type: row.vnic_type };
-}
 
 /** SR-IOV member ports need the load balancer's flavor to say `allow_member_sriov: true`. */
 async function flavorAllowsSriovMembers(trx: Trx, lbId: string): Promise<boolean> {
@@ -84,7 +80,7 @@ export async function insertMember(deps: ApiDeps, trx: Trx, pool: PoolRow, input
     created_at: timestamp(),
     updated_at: null,
   };
-  deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(row), { ...lb });
+  deps.providers.forLoadBalancer(lb.provider).checks.member?.(memberCodec.decode(row), loadBalancerCodec.decode(lb));
   await trx.insertInto('member').values(row).execute();
   await writeTags(trx, row.id, input.tags);
   return row;
@@ -96,7 +92,7 @@ async function rewriteMember(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, curre
   if (settings.monitor_address && settings.monitor_address !== current.monitor_address)
     assertMemberAddressAllowed(settings.monitor_address, 'monitor_address', memberAddressPolicy(deps.config));
   const updated: MemberRow = { ...current, ...settingsColumns(settings), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() };
-  deps.providers.forLoadBalancer(lb.provider).checks.member?.(providerAttrs(updated), { ...lb });
+  deps.providers.forLoadBalancer(lb.provider).checks.member?.(memberCodec.decode(updated), loadBalancerCodec.decode(lb));
   await trx.updateTable('member').set(updated).where('id', '=', current.id).execute();
   await writeTags(trx, current.id, tags);
   return updated;

@@ -6,7 +6,7 @@ import { timestamp } from '../../domain/time.js';
 interface Named {
   name: string;
   description: string;
-  admin_state_up: number;
+  admin_state_up: boolean;
 }
 
 interface NamedBody {
@@ -17,7 +17,7 @@ interface NamedBody {
 
 /** A new object's: absent or null texts are empty; enabled unless the body says otherwise (null disables, Octavia's quirk). */
 export function namedCreate(b: NamedBody): Named {
-  return { name: b.name ?? '', description: b.description ?? '', admin_state_up: adminStateOf(b.admin_state_up, true) ? 1 : 0 };
+  return { name: b.name ?? '', description: b.description ?? '', admin_state_up: adminStateOf(b.admin_state_up, true) };
 }
 
 /** Absent keeps, null clears a text (and, Octavia's quirk, disables). */
@@ -25,7 +25,7 @@ export function namedUpdate(current: Named, b: NamedBody): Named {
   return {
     name: b.name === undefined ? current.name : (b.name ?? ''),
     description: b.description === undefined ? current.description : (b.description ?? ''),
-    admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up === 1) ? 1 : 0,
+    admin_state_up: adminStateOf(b.admin_state_up, current.admin_state_up),
   };
 }
 

@@ -7,9 +7,10 @@ import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
 import type { Static } from '../../domain/schema-kit.js';
 import type { PoolCreate, PoolUpdateBody } from '../../domain/schemas/pool.js';
-import { poolSpecForCreate, poolSpecForUpdate, type PoolSpec } from '../../domain/rules/pool.js';
+import { poolSpecForCreate, poolSpecForUpdate } from '../../domain/rules/pool.js';
 import { enqueue } from '../../controller/jobs.js';
-import { poolSpecOf, type PoolRow } from '../views/pool.js';
+import { poolSpecOf } from '../views/pool.js';
+import { poolCodec, type PoolRecord, type PoolRow } from '../../db/records/pool.js';
 import type { LoadBalancerRow } from '../views/loadbalancer.js';
 import type { HealthMonitorRow } from '../views/healthmonitor.js';
 import type { MemberRow } from '../views/member.js';
@@ -50,28 +51,6 @@ export async function verifyPoolUpdateRefs(deps: ApiDeps, caller: Caller, row: P
   if (touchesPoolRefs(b)) await verifyTlsRefs(deps.keyManager, caller, [{ named: poolTlsRefs(b), result: poolTlsRefs(poolSpecForUpdate(poolSpecOf(row), b)) }]);
 }
 
-const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
-
-function poolColumns(spec: PoolSpec) {
-  return {
-    protocol: spec.protocol,
-    lb_algorithm: spec.lb_algorithm,
-    session_persistence: json(spec.session_persistence),
-    tls_enabled: spec.tls_enabled ? 1 : 0,
-    tls_container_ref: spec.tls_container_ref,
-    ca_tls_container_ref: spec.ca_tls_container_ref,
-    crl_container_ref: spec.crl_container_ref,
-    tls_ciphers: spec.tls_ciphers,
-    tls_versions: json(spec.tls_versions),
-    alpn_protocols: json(spec.alpn_protocols),
-  };
-}
-
-/** What a provider's pool check sees: the API attributes after defaults or merge. */
-function providerAttrs(row: PoolRow) {
-  return { ...poolSpecOf(row), id: row.id, name: row.name, description: row.description, admin_state_up: row.admin_state_up === 1, loadbalancer_id: row.load_balancer_id, project_id: row.project_id };
-}
-
 /** A new pool with the monitor and members written with it. */
 export interface NewPool {
   pool: PoolRow;
@@ -85,11 +64,9 @@ export interface NewPool {
  */
 export async function insertPool(deps: ApiDeps, trx: Trx, ctx: RequestContext, lb: LoadBalancerRow, input: PoolInput): Promise<NewPool> {
   const spec = poolSpecForCreate(input);
-  const row: PoolRow = {
-    ...newLoadBalancerChild(lb, input),
-    ...poolColumns(spec),
-  };
-  deps.providers.forLoadBalancer(lb.provider).checks.pool?.(providerAttrs(row));
+  const record: PoolRecord = { ...newLoadBalancerChild(lb, input), ...spec };
+  deps.providers.forLoadBalancer(lb.provider).checks.pool?.(record);
+  const row = poolCodec.encode(record);
   await trx.insertInto('pool').values(row).execute();
   await writeTags(trx, row.id, input.tags);
   // The monitor first: members created after it start OFFLINE rather than NO_MONITOR.
@@ -125,16 +102,18 @@ export async function updatePool(deps: ApiDeps, trx: Trx, row: PoolRow, b: Updat
   await lockForChildChange(trx, row.load_balancer_id);
   const { id } = row;
   const current = await trx.selectFrom('pool').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const stored = poolCodec.decode(current);
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = poolSpecForUpdate(poolSpecOf(current), b);
-  const updated: PoolRow = {
-    ...current,
-    ...poolColumns(spec),
-    ...namedUpdate(current, b),
+  const record: PoolRecord = {
+    ...stored,
+    ...spec,
+    ...namedUpdate(stored, b),
     provisioning_status: 'PENDING_UPDATE',
     updated_at: timestamp(),
   };
-  deps.providers.forLoadBalancer(lb.provider).checks.pool?.(providerAttrs(updated));
+  deps.providers.forLoadBalancer(lb.provider).checks.pool?.(record);
+  const updated = poolCodec.encode(record);
   await markPoolListenersPending(trx, id);
   await trx.updateTable('pool').set(updated).where('id', '=', id).execute();
   await writeTags(trx, id, b.tags);

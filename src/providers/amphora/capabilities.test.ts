@@ -1,3 +1,4 @@
+import type { ProviderChecks } from '../../provider-contract/provider.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, admin, memberA, type Harness } from '../../../test/support/harness.js';
@@ -28,38 +29,42 @@ function refusal(fn: () => void): string {
   assert.fail('accepted');
 }
 
+
+/** The checks called with only the fields each reads, as these cases give them. */
+const checks = amphoraChecks as unknown as Record<keyof ProviderChecks, (...args: unknown[]) => void>;
+
 test('pools: SOURCE_IP_PORT, UDP/SCTP and TLS versions with a gap are refused with 501; certificate references and custom TLS pass', () => {
   const pool = { protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', tls_enabled: false };
-  for (const lb_algorithm of ['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP']) amphoraChecks.pool!({ ...pool, lb_algorithm });
-  amphoraChecks.pool!({ ...pool, protocol: 'PROXYV2', tls_enabled: true, tls_ciphers: null, tls_versions: null, alpn_protocols: null });
-  assert.equal(refusal(() => amphoraChecks.pool!({ ...pool, lb_algorithm: 'SOURCE_IP_PORT' })), 'Amphora provider does not support SOURCE_IP_PORT algorithm.');
+  for (const lb_algorithm of ['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP']) checks.pool!({ ...pool, lb_algorithm });
+  checks.pool!({ ...pool, protocol: 'PROXYV2', tls_enabled: true, tls_ciphers: null, tls_versions: null, alpn_protocols: null });
+  assert.equal(refusal(() => checks.pool!({ ...pool, lb_algorithm: 'SOURCE_IP_PORT' })), 'Amphora provider does not support SOURCE_IP_PORT algorithm.');
   for (const protocol of ['UDP', 'SCTP'])
     assert.equal(
-      refusal(() => amphoraChecks.pool!({ ...pool, protocol, lb_algorithm: 'SOURCE_IP' })),
+      refusal(() => checks.pool!({ ...pool, protocol, lb_algorithm: 'SOURCE_IP' })),
       `Amphora provider does not support ${protocol} pools: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`,
     );
-  for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref']) amphoraChecks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' });
+  for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref']) checks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' });
   for (const custom of [{ tls_ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, { tls_versions: ['TLSv1.3'] }, { tls_versions: ['TLSv1.3', 'TLSv1.1', 'TLSv1.2'] }, { alpn_protocols: ['h2'] }])
-    amphoraChecks.pool!({ ...pool, tls_enabled: true, ...custom });
-  assert.match(refusal(() => amphoraChecks.pool!({ ...pool, tls_enabled: true, tls_versions: ['TLSv1', 'TLSv1.2'] })), /^Amphora provider does not support tls_versions \["TLSv1","TLSv1.2"\]: HAProxy enables one range/);
+    checks.pool!({ ...pool, tls_enabled: true, ...custom });
+  assert.match(refusal(() => checks.pool!({ ...pool, tls_enabled: true, tls_versions: ['TLSv1', 'TLSv1.2'] })), /^Amphora provider does not support tls_versions \["TLSv1","TLSv1.2"\]: HAProxy enables one range/);
 });
 
 test('listeners: UDP/SCTP and PROMETHEUS are refused; TCP, HTTP, HTTPS and TERMINATED_HTTPS pass', () => {
-  for (const protocol of ['TCP', 'HTTP', 'HTTPS']) amphoraChecks.listener!({ protocol });
-  amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.2', 'TLSv1.3'] });
-  assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'UDP' })), /^Amphora provider does not support UDP listeners: .*no LVS/);
-  assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'SCTP' })), /^Amphora provider does not support SCTP listeners/);
-  assert.equal(refusal(() => amphoraChecks.listener!({ protocol: 'PROMETHEUS' })), 'Amphora provider does not support PROMETHEUS listeners yet.');
-  assert.match(refusal(() => amphoraChecks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.1', 'TLSv1.3'] })), /does not support tls_versions/);
+  for (const protocol of ['TCP', 'HTTP', 'HTTPS']) checks.listener!({ protocol });
+  checks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.2', 'TLSv1.3'] });
+  assert.match(refusal(() => checks.listener!({ protocol: 'UDP' })), /^Amphora provider does not support UDP listeners: .*no LVS/);
+  assert.match(refusal(() => checks.listener!({ protocol: 'SCTP' })), /^Amphora provider does not support SCTP listeners/);
+  assert.equal(refusal(() => checks.listener!({ protocol: 'PROMETHEUS' })), 'Amphora provider does not support PROMETHEUS listeners yet.');
+  assert.match(refusal(() => checks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.1', 'TLSv1.3'] })), /does not support tls_versions/);
 });
 
 test('health monitors of the LVS kinds and L7 policies on non-HTTP listeners are refused', () => {
-  for (const type of ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO']) amphoraChecks.healthMonitor!({ type }, { protocol: 'HTTP' });
-  assert.match(refusal(() => amphoraChecks.healthMonitor!({ type: 'UDP-CONNECT' }, { protocol: 'UDP' })), /^Amphora provider does not support UDP-CONNECT health monitors/);
-  assert.match(refusal(() => amphoraChecks.healthMonitor!({ type: 'SCTP' }, { protocol: 'SCTP' })), /^Amphora provider does not support SCTP health monitors/);
-  amphoraChecks.l7policy!({}, { protocol: 'HTTP' });
-  amphoraChecks.l7policy!({}, { protocol: 'TERMINATED_HTTPS' });
-  for (const protocol of ['TCP', 'HTTPS']) assert.equal(refusal(() => amphoraChecks.l7policy!({}, { protocol })), `${protocol} protocol listeners do not support L7 policies`);
+  for (const type of ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO']) checks.healthMonitor!({ type }, { protocol: 'HTTP' });
+  assert.match(refusal(() => checks.healthMonitor!({ type: 'UDP-CONNECT' }, { protocol: 'UDP' })), /^Amphora provider does not support UDP-CONNECT health monitors/);
+  assert.match(refusal(() => checks.healthMonitor!({ type: 'SCTP' }, { protocol: 'SCTP' })), /^Amphora provider does not support SCTP health monitors/);
+  checks.l7policy!({}, { protocol: 'HTTP' });
+  checks.l7policy!({}, { protocol: 'TERMINATED_HTTPS' });
+  for (const protocol of ['TCP', 'HTTPS']) assert.equal(refusal(() => checks.l7policy!({}, { protocol })), `${protocol} protocol listeners do not support L7 policies`);
 });
 
 test('flavor data: Octavia’s keys and jsonschema messages; ACTIVE_STANDBY and SR-IOV are refused', () => {

@@ -107,28 +107,26 @@ export function validateAmphoraAvailabilityZoneData(data: Record<string, unknown
 }
 
 /** TLS versions with a gap (TLSv1 and TLSv1.2 without TLSv1.1) cannot be configured: HAProxy enables a range. */
-function checkVersionRange(versions: unknown): void {
-  if (!Array.isArray(versions) || tlsVersionRange(versions as string[])) return;
+function checkVersionRange(versions: readonly string[] | null): void {
+  if (!versions || tlsVersionRange(versions)) return;
   throw refuse(`Amphora provider does not support tls_versions ${JSON.stringify(versions)}: HAProxy enables one range of versions, from a minimum to a maximum. Give consecutive versions, such as ["TLSv1.2", "TLSv1.3"].`);
 }
 
 export const amphoraChecks: ProviderChecks = {
   listener(listener) {
-    requireSupported('listener.protocol', String(listener.protocol));
+    requireSupported('listener.protocol', listener.protocol);
     checkVersionRange(listener.tls_versions);
   },
   pool(pool) {
-    requireSupported('pool.protocol', String(pool.protocol));
-    requireSupported('pool.lb_algorithm', String(pool.lb_algorithm));
+    requireSupported('pool.protocol', pool.protocol);
+    requireSupported('pool.lb_algorithm', pool.lb_algorithm);
     checkVersionRange(pool.tls_versions);
   },
   // Not a row of the table: the API takes these types for UDP and SCTP pools only, which the table refuses first.
   healthMonitor(hm) {
-    const type = String(hm.type);
-    if (L4OnlyMonitorTypes.includes(type)) throw noLvs(`${type} health monitors`);
+    if (L4OnlyMonitorTypes.includes(hm.type)) throw noLvs(`${hm.type} health monitors`);
   },
   l7policy(_policy, listener) {
-    const protocol = String(listener.protocol);
-    if (!L7ListenerProtocols.includes(protocol)) throw refuse(`${protocol} protocol listeners do not support L7 policies`);
+    if (!L7ListenerProtocols.includes(listener.protocol)) throw refuse(`${listener.protocol} protocol listeners do not support L7 policies`);
   },
 };

@@ -5,7 +5,9 @@
  * must skip for this provider, with the reason: one place says what OVN can do.
  */
 import { HealthMonitorType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType } from '../../domain/enums.js';
-import type { Attrs, ProviderChecks } from '../../provider-contract/provider.js';
+import type { ProviderChecks } from '../../provider-contract/provider.js';
+import type { LoadBalancerRecord } from '../../db/records/load-balancer.js';
+import type { MemberRecord } from '../../db/records/member.js';
 import type { Operation } from '../../provider-contract/operations.js';
 import { ipVersion } from '../../domain/net.js';
 import { action, capabilityTable, option } from '../capability-table.js';
@@ -72,13 +74,11 @@ const presence = (value: unknown) => (value === null || value === undefined || (
  * A member of another IP family than the VIP, unless the VIPs themselves are of both families
  * (a dual-stack load balancer, where each VIP gets the members of its family).
  */
-function mixesFamilies(member: Attrs, lb: Attrs): boolean {
-  const vips = [lb.vip_address, ...parseList(lb.additional_vips).map((v) => (v as { ip_address?: unknown }).ip_address)].filter((a): a is string => typeof a === 'string');
+function mixesFamilies(member: MemberRecord, lb: LoadBalancerRecord): boolean {
+  const vips = [lb.vip_address, ...lb.additional_vips.map((v) => v.ip_address)].filter((a): a is string => a !== null);
   const families = new Set(vips.map(ipVersion));
-  return families.size === 1 && !families.has(ipVersion(String(member.address)));
+  return families.size === 1 && !families.has(ipVersion(member.address));
 }
-
-const parseList = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as unknown[]) : []);
 
 const L7_OPERATIONS: Readonly<Partial<Record<Operation, [string, string]>>> = {
   'l7policy.create': ['l7policy', 'create'],
@@ -90,25 +90,24 @@ const L7_OPERATIONS: Readonly<Partial<Record<Operation, [string, string]>>> = {
 };
 
 export const ovnChecks: ProviderChecks = {
-  listener(listener: Attrs) {
-    requireSupported('listener.protocol', String(listener.protocol));
+  listener(listener) {
+    requireSupported('listener.protocol', listener.protocol);
     requireSupported('listener.allowed_cidrs', presence(listener.allowed_cidrs));
   },
-  pool(pool: Attrs) {
-    requireSupported('pool.protocol', String(pool.protocol));
-    requireSupported('pool.lb_algorithm', String(pool.lb_algorithm));
-    const persistence = pool.session_persistence as { type?: unknown } | null | undefined;
-    if (persistence?.type) requireSupported('pool.session_persistence', String(persistence.type));
+  pool(pool) {
+    requireSupported('pool.protocol', pool.protocol);
+    requireSupported('pool.lb_algorithm', pool.lb_algorithm);
+    if (pool.session_persistence?.type) requireSupported('pool.session_persistence', pool.session_persistence.type);
   },
-  member(member: Attrs, lb: Attrs) {
+  member(member, lb) {
     requireSupported('member.monitor_address_or_port', member.monitor_address || member.monitor_port ? PRESENT : 'absent');
     requireSupported('member.ip_version', mixesFamilies(member, lb) ? 'mixed' : 'same');
   },
-  memberBatch(members: readonly Attrs[]) {
+  memberBatch(members) {
     requireSupported('member.batch_monitor_options', members.some((m) => m.monitor_address || m.monitor_port) ? PRESENT : 'absent');
   },
-  healthMonitor(hm: Attrs) {
-    requireSupported('healthmonitor.type', String(hm.type));
+  healthMonitor(hm) {
+    requireSupported('healthmonitor.type', hm.type);
   },
   l7policy() {
     requireSupported('l7policy', 'create');

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import { apiError } from '../../domain/errors.js';
 import { cidrContains } from '../../domain/net.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
-import type { Attrs, JobHook, ProviderChecks, ProviderDriver } from '../../provider-contract/provider.js';
+import type { JobHook, ProviderChecks, ProviderDriver } from '../../provider-contract/provider.js';
 import { ovnCapabilities, ovnChecks, PROVIDER } from './capabilities.js';
 import type { OvnDepsLoader } from './deps.js';
 import { ovnFlows } from './flows.js';
@@ -16,19 +16,19 @@ function deploymentChecks(catalog: NetworkCatalog, ovn: Config['ovn']): Provider
   const mapped = new Set(ovn.networks.map((n) => n.networkId));
   return {
     ...ovnChecks,
-    loadBalancer(lb: Attrs) {
-      const networkId = (lb.vip_network_id as string | undefined) ?? catalog.subnet(String(lb.vip_subnet_id ?? ''))?.network_id;
+    loadBalancer(lb) {
+      const networkId = lb.vip_network_id ?? catalog.subnet(lb.vip_subnet_id ?? '')?.network_id;
       if (networkId && !mapped.has(networkId))
         throw apiError(
           'VALIDATION',
           `Network ${networkId} is not connected to OVN: the ovn provider needs a VIP network mapped to a logical switch (ovn.networks in Ostia's config)${mapped.size ? `; mapped networks: ${[...mapped].join(', ')}` : ''}.`,
         );
     },
-    member(member: Attrs, lb: Attrs) {
+    member(member, lb) {
       ovnChecks.member!(member, lb);
       if (member.subnet_id) return;
-      const vipSubnet = catalog.subnet(String(lb.vip_subnet_id ?? ''));
-      if (vipSubnet && !cidrContains(vipSubnet.cidrParsed, String(member.address)))
+      const vipSubnet = catalog.subnet(lb.vip_subnet_id ?? '');
+      if (vipSubnet && !cidrContains(vipSubnet.cidrParsed, member.address))
         throw apiError(
           'PROVIDER_UNSUPPORTED_OPTION',
           PROVIDER,
