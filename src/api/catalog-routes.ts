@@ -6,6 +6,7 @@
  * routes over two tables of the same shape; what differs is a kind's names, which follow
  * Octavia's word for word.
  */
+import { catalogCodec } from '../db/records/catalog.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -99,7 +100,7 @@ export const catalogRoutes = <Row>(kind: CatalogKind<Row>) => (deps: ApiDeps): F
       ...(kind.key === 'id' ? { id: randomUUID() } : {}),
       name: b.name as string,
       description: (b.description as string | null | undefined) ?? '',
-      enabled: b.enabled === false ? 0 : 1,
+      enabled: catalogCodec.encode({ enabled: b.enabled !== false }).enabled,
       [profile.column]: profileId,
     };
     await db.transaction().execute(async (trx) => {
@@ -118,7 +119,7 @@ export const catalogRoutes = <Row>(kind: CatalogKind<Row>) => (deps: ApiDeps): F
     const changes: Record<string, string | number> = {};
     if (b.name !== undefined) changes.name = b.name as string;
     if (b.description !== undefined) changes.description = (b.description as string | null) ?? '';
-    if (b.enabled !== undefined) changes.enabled = b.enabled ? 1 : 0;
+    if (b.enabled !== undefined) changes.enabled = catalogCodec.encode({ enabled: Boolean(b.enabled) }).enabled;
     const updated = await db.transaction().execute(async (trx) => {
       const row = await load(trx, req.params.key);
       if (changes.name !== undefined) await refuseTakenName(trx, changes.name as string, req.params.key);

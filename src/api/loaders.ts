@@ -5,18 +5,18 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { ApiDeps } from './context.js';
-import type { Database, L7PolicyTable, ListenerTable, PoolTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { apiError } from '../domain/errors.js';
 import type { RequestContext } from '../domain/context.js';
 import { authorize, type Action } from '../identity/policy.js';
 import type { ProviderDriver } from '../provider-contract/provider.js';
-import type { LoadBalancerRow } from './views/loadbalancer.js';
-import type { ListenerRow } from './views/listener.js';
-import type { PoolRow } from './views/pool.js';
-import type { MemberRow } from './views/member.js';
-import type { HealthMonitorRow } from './views/healthmonitor.js';
-import type { L7PolicyRow } from './views/l7policy.js';
-import type { L7RuleRow } from './views/l7rule.js';
+import type { LoadBalancerRow } from '../db/records/load-balancer.js';
+import type { ListenerRow } from '../db/records/listener.js';
+import type { PoolRow } from '../db/records/pool.js';
+import type { MemberRow } from '../db/records/member.js';
+import type { HealthMonitorRow } from '../db/records/health-monitor.js';
+import type { L7PolicyRow } from '../db/records/l7policy.js';
+import type { L7RuleRow } from '../db/records/l7rule.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -43,7 +43,7 @@ export async function listenerFor(deps: ApiDeps, ctx: RequestContext, id: string
 }
 
 /** The listener a policy is created on or belongs to. */
-export async function parentListener(db: Q, id: string): Promise<ListenerTable> {
+export async function parentListener(db: Q, id: string): Promise<ListenerRow> {
   const listener = await db.selectFrom('listener').selectAll().where('id', '=', id).executeTakeFirst();
   if (!listener) throw apiError('NOT_FOUND', 'Listener', id);
   return listener;
@@ -58,7 +58,7 @@ export async function poolFor(deps: ApiDeps, ctx: RequestContext, id: string, ac
 }
 
 /** The pool a monitor is created on or belongs to. */
-export async function parentPool(db: Q, id: string): Promise<PoolTable> {
+export async function parentPool(db: Q, id: string): Promise<PoolRow> {
   const pool = await db.selectFrom('pool').selectAll().where('id', '=', id).executeTakeFirst();
   if (!pool) throw apiError('NOT_FOUND', 'Pool', id);
   return pool;
@@ -96,7 +96,7 @@ export async function l7PolicyFor(deps: ApiDeps, ctx: RequestContext, id: string
 
 /** The policy of a rule path, with the load balancer and provider its rules change. */
 export interface PolicyContext {
-  policy: L7PolicyTable;
+  policy: L7PolicyRow;
   loadBalancerId: string;
   driver: ProviderDriver;
   provider: string;

@@ -14,7 +14,8 @@
 import { listenerCodec } from '../db/records/listener.js';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { ListenerTable, PoolTable } from '../db/schema.js';
+import type { ListenerRow } from '../db/records/listener.js';
+import type { PoolRow } from '../db/records/pool.js';
 import type { ConsumerRegistration, KeyManager } from '../keymanager/index.js';
 import type { CertificateRole } from '../domain/certificate-expiry.js';
 
@@ -25,8 +26,8 @@ export function consumerOf(kind: ConsumerKind, id: string): ConsumerRegistration
   return { service: 'octavia', resourceType: kind, resourceId: id };
 }
 
-export type ListenerRefColumns = Pick<ListenerTable, 'default_tls_container_ref' | 'sni_container_refs' | 'client_ca_tls_container_ref' | 'client_crl_container_ref'>;
-export type PoolRefColumns = Pick<PoolTable, 'tls_container_ref' | 'ca_tls_container_ref' | 'crl_container_ref'>;
+export type ListenerRefColumns = Pick<ListenerRow, 'default_tls_container_ref' | 'sni_container_refs' | 'client_ca_tls_container_ref' | 'client_crl_container_ref'>;
+export type PoolRefColumns = Pick<PoolRow, 'tls_container_ref' | 'ca_tls_container_ref' | 'crl_container_ref'>;
 
 export function listenerRefColumns(row: ListenerRefColumns): ListenerRefColumns {
   const { default_tls_container_ref, sni_container_refs, client_ca_tls_container_ref, client_crl_container_ref } = row;

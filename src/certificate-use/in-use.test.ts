@@ -8,7 +8,7 @@ import { activeLoadBalancer, seedPool } from '../../test/support/seed-rows.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../../test/support/test-pki.js';
 import { DAY_MS, daysToExpiry } from '../domain/certificate-expiry.js';
 import { timestamp } from '../domain/time.js';
-import type { CertificateInUseTable } from '../db/schema.js';
+import type { CertificateInUseRecord } from '../db/records/certificate-in-use.js';
 import { concernsCertificates, recordCertificatesInUse } from './in-use.js';
 
 let h: Harness;
@@ -55,7 +55,7 @@ const rowsOf = (lbId: string) =>
   h.runtime.db.kysely.selectFrom('certificate_in_use').selectAll().where('load_balancer_id', '=', lbId).orderBy('object_kind').orderBy('role').execute();
 
 /** The worker records once its job has finished, a moment after the tree settles. */
-async function rowsWhen(lbId: string, done: (rows: CertificateInUseTable[]) => boolean): Promise<CertificateInUseTable[]> {
+async function rowsWhen(lbId: string, done: (rows: CertificateInUseRecord[]) => boolean): Promise<CertificateInUseRecord[]> {
   const deadline = Date.now() + 5000;
   for (;;) {
     const rows = await rowsOf(lbId);
@@ -142,7 +142,7 @@ test('an unreadable reference is logged by name, never by content, and skipped; 
 
   const { log, lines } = capturedLog();
   await recordCertificatesInUse(h.runtime.keyManager, h.runtime.db, lb.id, log);
-  const withoutTime = (rows: CertificateInUseTable[]) => rows.map(({ recorded_at: _, ...row }) => row);
+  const withoutTime = (rows: CertificateInUseRecord[]) => rows.map(({ recorded_at: _, ...row }) => row);
   assert.deepEqual(withoutTime(await rowsOf(lb.id)), withoutTime(recorded), 'the deleted secret keeps its last row; the pool records nothing');
 
   const warnings = lines.map((line) => JSON.parse(line) as { ref: string; uses: string[]; reason: string; level: number; msg: string });

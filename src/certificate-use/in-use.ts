@@ -12,7 +12,7 @@
  */
 import type { BaseLogger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { CertificateInUseTable } from '../db/schema.js';
+import type { CertificateInUseRecord } from '../db/records/certificate-in-use.js';
 import { CertificateError, type CaBundle } from '../tls/certificates.js';
 import type { KeyManager } from '../keymanager/index.js';
 import { readCaBundle, readCertificate, readCrl } from '../keymanager/tls-material.js';
@@ -59,7 +59,7 @@ export async function recordCertificatesInUse(keyManager: KeyManager, db: Db, lo
     }
     const previous = await previousRows.execute();
     const before = new Map(previous.map((row) => [rowKey(row.object_id, row.role, row.ref), row]));
-    const rows: CertificateInUseTable[] = [];
+    const rows: CertificateInUseRecord[] = [];
     for (const [i, use] of uses.entries()) {
       const reading = readings[i]!;
       const last = before.get(rowKey(use.objectId, use.role, use.ref));

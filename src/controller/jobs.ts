@@ -2,13 +2,14 @@
 import { jobCodec } from '../db/records/job.js';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, JobTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import type { JobRow } from '../db/records/job.js';
 import type { Db } from '../db/database.js';
 import type { JobPayload, Operation } from '../provider-contract/operations.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import { forgetFailovers } from '../db/failover-memory.js';
 
-export type Job = JobTable;
+export type Job = JobRow;
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
 
 interface JobRequest<O extends Operation> {

@@ -13,12 +13,12 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import type { FailoverMemoryRecord as FailoverMemoryTable } from './records/failover-memory.js';
+import type { FailoverMemoryRecord } from './records/failover-memory.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export type FailureKind = FailoverMemoryTable['kind'];
-export type FailoverMemory = FailoverMemoryTable;
+export type FailureKind = FailoverMemoryRecord['kind'];
+export type FailoverMemory = FailoverMemoryRecord;
 
 /** The longest delay between two automatic failovers of one load balancer after infrastructure failures. */
 export const MAX_FAILOVER_BACKOFF_MS = 10 * 60_000;

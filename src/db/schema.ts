@@ -52,20 +52,3 @@ export interface Database {
 
 export type TableName = keyof Database;
 
-// Row types under their table names (to be renamed *Row once concurrent edits land).
-export type LoadBalancerTable = Database['load_balancer'];
-export type ListenerTable = Database['listener'];
-export type PoolTable = Database['pool'];
-export type MemberTable = Database['member'];
-export type HealthMonitorTable = Database['health_monitor'];
-export type L7PolicyTable = Database['l7policy'];
-export type L7RuleTable = Database['l7rule'];
-export type QuotaTable = Database['quota'];
-export type FlavorProfileTable = Database['flavor_profile'];
-export type FlavorTable = Database['flavor'];
-export type AvailabilityZoneProfileTable = Database['availability_zone_profile'];
-export type AvailabilityZoneTable = Database['availability_zone'];
-export type AmphoraTable = Database['amphora'];
-export type JobTable = Database['job'];
-export type KeyManagerAclTable = Database['key_manager_acl'];
-export type CertificateInUseTable = Database['certificate_in_use'];

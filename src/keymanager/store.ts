@@ -8,20 +8,20 @@ import type { Db } from '../db/database.js';
 import {
   keyManagerAclCodec,
   type KeyManagerAclRecord,
-  type KeyManagerConsumerRecord as KeyManagerConsumerTable,
-  type KeyManagerContainerSecretRecord as KeyManagerContainerSecretTable,
-  type KeyManagerContainerRecord as KeyManagerContainerTable,
-  type KeyManagerSecretRecord as KeyManagerSecretTable,
+  type KeyManagerConsumerRecord,
+  type KeyManagerContainerSecretRecord,
+  type KeyManagerContainerRecord,
+  type KeyManagerSecretRecord,
 } from '../db/records/key-manager.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import type { EntityKind, Guarded } from './access.js';
 import type { Sealed } from './crypto.js';
 
-export type SecretRow = Selectable<KeyManagerSecretTable>;
-export type ContainerRow = Selectable<KeyManagerContainerTable>;
-export type MemberRow = Selectable<KeyManagerContainerSecretTable>;
+export type SecretRow = Selectable<KeyManagerSecretRecord>;
+export type ContainerRow = Selectable<KeyManagerContainerRecord>;
+export type MemberRow = Selectable<KeyManagerContainerSecretRecord>;
 export type AclRecord = KeyManagerAclRecord;
-export type ConsumerRow = Selectable<KeyManagerConsumerTable>;
+export type ConsumerRow = Selectable<KeyManagerConsumerRecord>;
 
 export interface Page<T> {
   rows: T[];

@@ -3,11 +3,11 @@
  * which exercise what a real provider leaves behind without booting amphorae.
  */
 import { randomUUID } from 'node:crypto';
-import type { AmphoraTable } from '../../src/db/schema.js';
+import type { AmphoraRow } from '../../src/db/records/amphora.js';
 import type { Harness } from './harness.js';
 
-export async function insertAmphora(h: Harness, lbId: string | null, patch: Partial<AmphoraTable> = {}): Promise<AmphoraTable> {
-  const row: AmphoraTable = {
+export async function insertAmphora(h: Harness, lbId: string | null, patch: Partial<AmphoraRow> = {}): Promise<AmphoraRow> {
+  const row: AmphoraRow = {
     id: randomUUID(),
     load_balancer_id: lbId,
     compute_id: randomUUID(),
@@ -40,6 +40,6 @@ export async function insertAmphora(h: Harness, lbId: string | null, patch: Part
   return row;
 }
 
-export async function amphoraRow(h: Harness, id: string): Promise<AmphoraTable | undefined> {
+export async function amphoraRow(h: Harness, id: string): Promise<AmphoraRow | undefined> {
   return h.runtime.db.kysely.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
 }

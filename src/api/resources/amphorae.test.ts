@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { startHarness, admin, memberA, PROJECT_A, PROJECT_B, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import { insertAmphora as insertAmphoraRow } from '../../../test/support/health-rows.js';
-import type { AmphoraTable } from '../../db/schema.js';
+import type { AmphoraRow } from '../../db/records/amphora.js';
 
 let h: Harness;
 let lbId: string;
@@ -17,7 +17,7 @@ before(async () => {
 after(() => h.close());
 
 // The noop provider builds no amphorae, so the rows a real provider would write are inserted here.
-async function insertAmphora(patch: Partial<AmphoraTable> = {}): Promise<AmphoraTable> {
+async function insertAmphora(patch: Partial<AmphoraRow> = {}): Promise<AmphoraRow> {
   return insertAmphoraRow(h, lbId, {
     lb_network_ip: '192.168.0.5', vrrp_id: 1, cached_zone: 'nova', image_id: randomUUID(), compute_flavor: 'm1.amphora',
     last_heartbeat_at: null, ...patch,

@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
-import type { AmphoraTable } from '../../db/schema.js';
+import type { AmphoraRow } from '../../db/records/amphora.js';
 import { apiError } from '../../domain/errors.js';
 import { authorize } from '../../identity/policy.js';
 import type { Operation } from '../../provider-contract/operations.js';
@@ -15,7 +15,7 @@ import { amphoraStats } from '../views/stats.js';
 import { change } from '../change.js';
 import { deleteAmphora, failoverAmphora, refreshAmphoraConfig } from '../writes/amphorae.js';
 
-const column = (name: keyof AmphoraTable, kind: AttrKind = 'string') => ({ column: name, kind });
+const column = (name: keyof AmphoraRow, kind: AttrKind = 'string') => ({ column: name, kind });
 
 export const amphoraList: ListSpec = {
   table: 'amphora',
@@ -51,7 +51,7 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
   const db = deps.db.kysely;
 
   /** DELETED amphorae are invisible, as in Octavia. */
-  const load = async (id: string): Promise<AmphoraTable> => {
+  const load = async (id: string): Promise<AmphoraRow> => {
     const amp = await db.selectFrom('amphora').selectAll().where('id', '=', id).where('status', '!=', 'DELETED').executeTakeFirst();
     if (!amp) throw apiError('NOT_FOUND', 'Amphora', id);
     return amp;
@@ -62,12 +62,12 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
    * to the operation. Jobs belong to a load balancer, so an amphora bound to none (a spare,
    * which no Ostia provider builds) has nobody to fail it over or reconfigure it.
    */
-  const ownerFor = async (amp: AmphoraTable, op: Operation) => {
+  const ownerFor = async (amp: AmphoraRow, op: Operation) => {
     const lb = amp.load_balancer_id ? await db.selectFrom('load_balancer').select(['id', 'provider']).where('id', '=', amp.load_balancer_id).executeTakeFirst() : undefined;
     if (lb) deps.providers.forLoadBalancer(lb.provider).checks.operation?.(op);
     return lb;
   };
-  const requireOwner = async (amp: AmphoraTable, op: Operation) => {
+  const requireOwner = async (amp: AmphoraRow, op: Operation) => {
     const lb = await ownerFor(amp, op);
     if (!lb) throw apiError('CONFLICT', `Amphora ${amp.id} is not attached to a load balancer.`);
     return lb;
@@ -80,7 +80,7 @@ export const amphoraRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
     const projectId = projectParam === undefined ? undefined : [projectParam].flat().at(-1)!;
     const q = parseListQuery(query, amphoraList, deps.config.api.paginationMaxLimit);
     if (projectId !== undefined) q.passthrough.push(['project_id', projectId]);
-    const page = await listPage<AmphoraTable>(
+    const page = await listPage<AmphoraRow>(
       db,
       amphoraList,
       q,

@@ -5,7 +5,8 @@ import { HealthMonitorCreateBody, HealthMonitorUpdateBody } from '../../domain/s
 import type { Static } from '../../domain/schema-kit.js';
 import { schemaAttributes, treeAttributes, type ListSpec } from '../listing.js';
 import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
-import { renderHealthMonitors, type HealthMonitorRow } from '../views/healthmonitor.js';
+import { renderHealthMonitors } from '../views/healthmonitor.js';
+import type { HealthMonitorRow } from '../../db/records/health-monitor.js';
 import { healthMonitorFor, parentPool } from '../loaders.js';
 import { change } from '../change.js';
 import { checkHealthMonitorUpdate, createHealthMonitor, deleteHealthMonitor, updateHealthMonitor } from '../writes/healthmonitors.js';

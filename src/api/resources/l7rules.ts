@@ -5,7 +5,8 @@ import { L7RuleCreateBody, L7RuleUpdateBody } from '../../domain/schemas/l7rule.
 import type { Static } from '../../domain/schema-kit.js';
 import { authorize } from '../../identity/policy.js';
 import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
-import { renderL7Rules, type L7RuleRow } from '../views/l7rule.js';
+import { renderL7Rules } from '../views/l7rule.js';
+import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { policyOfPath, ruleFor } from '../loaders.js';
 import { change } from '../change.js';
 import { checkL7RuleUpdate, createL7Rule, deleteL7Rule, prepareL7Rule, updateL7Rule } from '../writes/l7rules.js';

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
-import type { QuotaTable } from '../../db/schema.js';
+import type { QuotaRecord } from '../../db/records/quota.js';
 import type { QuotaResource } from '../../domain/defaults.js';
 import { QuotaUpdateBody } from '../../domain/schemas/quota.js';
 import type { Static } from '../../domain/schema-kit.js';
@@ -58,7 +58,7 @@ export const quotaRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =>
     authorize(ctx, 'quota', seeAll ? 'get_all-global' : 'get_all');
     const query = req.query as Record<string, string | string[]>;
     const q = parseListQuery(query, quotaList, deps.config.api.paginationMaxLimit);
-    const page = await listPage<QuotaTable>(db, quotaList, q, projectScope(ctx, seeAll, query, 'quota.project_id'), selfUrl(req, deps.publicUrl()));
+    const page = await listPage<QuotaRecord>(db, quotaList, q, projectScope(ctx, seeAll, query, 'quota.project_id'), selfUrl(req, deps.publicUrl()));
     return { quotas: page.rows.map((row) => pickFields(quotaView(row.project_id, row), q.fields)), quotas_links: page.links };
   });
 

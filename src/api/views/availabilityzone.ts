@@ -1,8 +1,8 @@
 /** Availability zone and AZ profile rows → the wire form. */
-import { availabilityZoneCodec, type AvailabilityZoneProfileRecord, type AvailabilityZoneRow } from '../../db/records/catalog.js';
+import { catalogCodec, type AvailabilityZoneProfileRecord, type AvailabilityZoneRow } from '../../db/records/catalog.js';
 
 export function availabilityZoneView(row: AvailabilityZoneRow) {
-  return { name: row.name, description: row.description, enabled: availabilityZoneCodec.decode(row).enabled, availability_zone_profile_id: row.availability_zone_profile_id };
+  return { name: row.name, description: row.description, enabled: catalogCodec.decode(row).enabled, availability_zone_profile_id: row.availability_zone_profile_id };
 }
 
 export function availabilityZoneProfileView(row: AvailabilityZoneProfileRecord) {

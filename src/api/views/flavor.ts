@@ -1,9 +1,9 @@
 /** Flavor and flavor profile rows → the wire form. */
 import type { FlavorProfileRecord } from '../../db/records/catalog.js';
-import { flavorCodec, type FlavorRow } from '../../db/records/catalog.js';
+import { catalogCodec, type FlavorRow } from '../../db/records/catalog.js';
 
 export function flavorView(row: FlavorRow) {
-  return { id: row.id, name: row.name, description: row.description, enabled: flavorCodec.decode(row).enabled, flavor_profile_id: row.flavor_profile_id };
+  return { id: row.id, name: row.name, description: row.description, enabled: catalogCodec.decode(row).enabled, flavor_profile_id: row.flavor_profile_id };
 }
 
 /** flavor_data stays the JSON string it was given: clients send and read a string. */

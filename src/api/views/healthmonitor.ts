@@ -43,4 +43,3 @@ export async function renderHealthMonitors(db: Q, rows: readonly HealthMonitorRo
 }
 
 export type HealthMonitorView = ReturnType<typeof healthMonitorView>;
-export type { HealthMonitorRow };

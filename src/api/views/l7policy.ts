@@ -3,10 +3,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { L7PolicyRow } from '../../db/records/l7policy.js';
 import { readTags } from '../tags.js';
-import { l7RuleView, type L7RuleRow } from './l7rule.js';
+import type { L7RuleRow } from '../../db/records/l7rule.js';
+import { l7RuleView } from './l7rule.js';
 import { treeFields } from './tree-fields.js';
 
-export type { L7PolicyRow };
 
 type Q = Kysely<Database> | Transaction<Database>;
 

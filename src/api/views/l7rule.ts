@@ -5,7 +5,6 @@ import { l7RuleCodec, type L7RuleRow } from '../../db/records/l7rule.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type { L7RuleRow };
 
 type Q = Kysely<Database> | Transaction<Database>;
 

@@ -7,7 +7,6 @@ import type { ListenerSpec } from '../../domain/rules/listener.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type { ListenerRow };
 type Q = Kysely<Database> | Transaction<Database>;
 
 export interface ListenerRelations {

@@ -8,13 +8,19 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { poolListenerIds } from '../../db/pool-listeners.js';
 import { readTags } from '../tags.js';
-import { loadBalancerView, type LoadBalancerRow } from './loadbalancer.js';
-import { listenerView, type ListenerRow } from './listener.js';
-import { poolView, type PoolRow } from './pool.js';
-import { memberView, type MemberRow } from './member.js';
-import { healthMonitorFullView, type HealthMonitorRow } from './healthmonitor.js';
-import { l7PolicyFullView, type L7PolicyRow } from './l7policy.js';
-import type { L7RuleRow } from './l7rule.js';
+import type { LoadBalancerRow } from '../../db/records/load-balancer.js';
+import type { ListenerRow } from '../../db/records/listener.js';
+import type { PoolRow } from '../../db/records/pool.js';
+import type { MemberRow } from '../../db/records/member.js';
+import type { HealthMonitorRow } from '../../db/records/health-monitor.js';
+import type { L7PolicyRow } from '../../db/records/l7policy.js';
+import type { L7RuleRow } from '../../db/records/l7rule.js';
+import { loadBalancerView } from './loadbalancer.js';
+import { listenerView } from './listener.js';
+import { poolView } from './pool.js';
+import { memberView } from './member.js';
+import { healthMonitorFullView } from './healthmonitor.js';
+import { l7PolicyFullView } from './l7policy.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 

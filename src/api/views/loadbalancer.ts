@@ -5,7 +5,6 @@ import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-b
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type { LoadBalancerRow };
 
 export interface LoadBalancerRelations {
   tags: Map<string, string[]>;

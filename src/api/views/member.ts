@@ -5,7 +5,6 @@ import { memberCodec, type MemberRow } from '../../db/records/member.js';
 import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 
-export type { MemberRow };
 
 export interface MemberRelations {
   tags: Map<string, string[]>;

@@ -8,7 +8,6 @@ import { readTags } from '../tags.js';
 import { treeFields } from './tree-fields.js';
 import { poolListenerIds } from '../../db/pool-listeners.js';
 
-export type { PoolRow };
 type Q = Kysely<Database> | Transaction<Database>;
 
 const none = ['-'];

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
-import type { Database, PoolTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { PoolRow } from '../../db/records/pool.js';
 import { apiError } from '../../domain/errors.js';
 import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
@@ -42,7 +43,7 @@ export async function insertHealthMonitor(
   deps: ApiDeps,
   trx: Trx,
   ctx: RequestContext,
-  pool: PoolTable,
+  pool: PoolRow,
   input: Static<typeof HealthMonitorSingleCreate>,
 ): Promise<HealthMonitorRow> {
   authorize(ctx, 'healthmonitor', 'post', pool.project_id);
@@ -66,7 +67,7 @@ export async function insertHealthMonitor(
 }
 
 /** POST /healthmonitors: the monitor written (its checks first), then the tree locked and the job enqueued. */
-export async function createHealthMonitor(deps: ApiDeps, trx: Trx, ctx: RequestContext, pool: PoolTable, input: Static<typeof HealthMonitorSingleCreate>): Promise<HealthMonitorRow> {
+export async function createHealthMonitor(deps: ApiDeps, trx: Trx, ctx: RequestContext, pool: PoolRow, input: Static<typeof HealthMonitorSingleCreate>): Promise<HealthMonitorRow> {
   const hm = await insertHealthMonitor(deps, trx, ctx, pool, input);
   await lockPoolForChildChange(trx, pool.id);
   await enqueue(trx, { loadBalancerId: pool.load_balancer_id, provider: await providerOf(trx, pool.load_balancer_id), operation: 'healthmonitor.create' });
@@ -79,7 +80,7 @@ export interface HealthMonitorChange {
   provider: string;
 }
 
-export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorRow, pool: PoolTable, b: UpdateInput): Promise<HealthMonitorChange> {
+export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorRow, pool: PoolRow, b: UpdateInput): Promise<HealthMonitorChange> {
   const merged = resolveHealthMonitorUpdate(settingsOf(healthMonitorCodec.decode(hm), 'pool_id'), b, pool.protocol, monitorSettings(deps));
   const provider = await providerOf(deps.db.kysely, pool.load_balancer_id);
   deps.providers.forLoadBalancer(provider).checks.healthMonitor?.(merged, poolCodec.decode(pool));
@@ -87,7 +88,7 @@ export async function checkHealthMonitorUpdate(deps: ApiDeps, hm: HealthMonitorR
 }
 
 /** Writes a checked change under the pool's lock; returns the monitor as it now stands. */
-export async function updateHealthMonitor(trx: Trx, hm: HealthMonitorRow, pool: PoolTable, change: HealthMonitorChange, tags: string[] | undefined): Promise<HealthMonitorRow> {
+export async function updateHealthMonitor(trx: Trx, hm: HealthMonitorRow, pool: PoolRow, change: HealthMonitorChange, tags: string[] | undefined): Promise<HealthMonitorRow> {
   await lockPoolForChildChange(trx, pool.id);
   await trx.updateTable('health_monitor').set({ ...healthMonitorCodec.encode(change.merged), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() }).where('id', '=', hm.id).execute();
   await writeTags(trx, hm.id, tags);

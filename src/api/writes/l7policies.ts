@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
-import type { Database, ListenerTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { ListenerRow } from '../../db/records/listener.js';
 import { apiError } from '../../domain/errors.js';
 import type { RequestContext } from '../../domain/context.js';
 import { timestamp } from '../../domain/time.js';
@@ -15,7 +16,7 @@ import { authorize } from '../../identity/policy.js';
 import { enqueue } from '../../controller/jobs.js';
 import { l7PolicyCodec, type L7PolicyRow } from '../../db/records/l7policy.js';
 import { listenerCodec } from '../../db/records/listener.js';
-import type { L7RuleRow } from '../views/l7rule.js';
+import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -30,7 +31,7 @@ type UpdateInput = Static<typeof L7PolicyUpdateBody>['l7policy'];
 export type L7PolicyInput = Omit<Static<typeof L7PolicySingleCreate>, 'redirect_pool'> & { redirect_pool_id?: string | null };
 
 /** A redirect pool must belong to the listener's LB (else 404) and suit its protocol (§3.14). */
-async function checkRedirectPool(q: Q, listener: ListenerTable, poolId: string): Promise<void> {
+async function checkRedirectPool(q: Q, listener: ListenerRow, poolId: string): Promise<void> {
   const pool = await q.selectFrom('pool').select(['protocol', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirst();
   if (!pool || pool.load_balancer_id !== listener.load_balancer_id) throw apiError('NOT_FOUND', 'Pool', poolId);
   assertPoolProtocolAllowed(listener.protocol, pool.protocol);
@@ -69,7 +70,7 @@ export async function insertL7Policy(
   deps: ApiDeps,
   trx: Trx,
   ctx: RequestContext,
-  listener: ListenerTable,
+  listener: ListenerRow,
   input: L7PolicyInput,
 ): Promise<NewL7Policy> {
   authorize(ctx, 'l7policy', 'post', listener.project_id);
@@ -116,7 +117,7 @@ export async function insertL7Policy(
 }
 
 /** §5.2 for policy changes: LB ACTIVE→PENDING_UPDATE and the policy's listener PENDING_UPDATE. */
-async function lockListenerForPolicyChange(trx: Trx, listener: ListenerTable): Promise<void> {
+async function lockListenerForPolicyChange(trx: Trx, listener: ListenerRow): Promise<void> {
   await lockForChildChange(trx, listener.load_balancer_id);
   await markPending(trx, 'listener', [listener.id], 'PENDING_UPDATE');
 }
@@ -132,7 +133,7 @@ function targetOf(row: L7PolicyRow): L7PolicyTarget {
 }
 
 /** POST /l7policies: the policy written (its checks first), then the listener locked and the job enqueued. */
-export async function createL7Policy(deps: ApiDeps, trx: Trx, ctx: RequestContext, listener: ListenerTable, input: L7PolicyInput): Promise<NewL7Policy> {
+export async function createL7Policy(deps: ApiDeps, trx: Trx, ctx: RequestContext, listener: ListenerRow, input: L7PolicyInput): Promise<NewL7Policy> {
   const created = await insertL7Policy(deps, trx, ctx, listener, input);
   await lockListenerForPolicyChange(trx, listener);
   await enqueue(trx, { loadBalancerId: listener.load_balancer_id, provider: await providerOf(trx, listener.load_balancer_id), operation: 'l7policy.create' });
@@ -145,7 +146,7 @@ export interface L7PolicyChange {
   provider: string;
 }
 
-export async function checkL7PolicyUpdate(deps: ApiDeps, stored: L7PolicyRow, listener: ListenerTable, b: UpdateInput): Promise<L7PolicyChange> {
+export async function checkL7PolicyUpdate(deps: ApiDeps, stored: L7PolicyRow, listener: ListenerRow, b: UpdateInput): Promise<L7PolicyChange> {
   const target = resolveL7PolicyTargetUpdate(targetOf(stored), b);
   const db = deps.db.kysely;
   if (b.redirect_pool_id) await checkRedirectPool(db, listener, b.redirect_pool_id);
@@ -162,7 +163,7 @@ export async function checkL7PolicyUpdate(deps: ApiDeps, stored: L7PolicyRow, li
 }
 
 /** Writes a checked change under the listener's lock; returns the policy as it now stands. */
-export async function updateL7Policy(trx: Trx, stored: L7PolicyRow, listener: ListenerTable, change: L7PolicyChange, b: UpdateInput): Promise<L7PolicyRow> {
+export async function updateL7Policy(trx: Trx, stored: L7PolicyRow, listener: ListenerRow, change: L7PolicyChange, b: UpdateInput): Promise<L7PolicyRow> {
   const { attrs } = change;
   await lockListenerForPolicyChange(trx, listener);
   const position = b.position === undefined ? stored.position : positionIn(await placeL7Policy(trx, listener.id, stored.id, b.position), stored.id);

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { ApiDeps } from '../context.js';
-import type { Database, L7PolicyTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { L7PolicyRow } from '../../db/records/l7policy.js';
 import { l7RuleCodec, type L7RuleRecord } from '../../db/records/l7rule.js';
 import { timestamp } from '../../domain/time.js';
 import type { L7RuleSingleCreate, L7RuleUpdateBody } from '../../domain/schemas/l7rule.js';
@@ -10,7 +11,7 @@ import type { Static } from '../../domain/schema-kit.js';
 import { checkRuleCount, validateL7Rule } from '../../domain/rules/l7.js';
 import type { ProviderDriver } from '../../provider-contract/provider.js';
 import { enqueue } from '../../controller/jobs.js';
-import type { L7RuleRow } from '../views/l7rule.js';
+import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, requireActive } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';
@@ -44,7 +45,7 @@ export function prepareL7Rule(driver: ProviderDriver, input: RuleInput): L7RuleA
 }
 
 /** Writes a prepared rule (PENDING_CREATE) of `policy` with its tags; locking is the caller's. */
-export async function writeL7Rule(trx: Trx, policy: Pick<L7PolicyTable, 'id' | 'project_id'>, attrs: L7RuleAttrs, tags: readonly string[] | undefined): Promise<L7RuleRow> {
+export async function writeL7Rule(trx: Trx, policy: Pick<L7PolicyRow, 'id' | 'project_id'>, attrs: L7RuleAttrs, tags: readonly string[] | undefined): Promise<L7RuleRow> {
   const row: L7RuleRow = {
     id: randomUUID(),
     project_id: policy.project_id,

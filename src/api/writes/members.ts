@@ -14,7 +14,7 @@ import { assertMemberAddressAllowed, memberAddressPolicy } from '../../domain/ru
 import { enqueue } from '../../controller/jobs.js';
 import { renderMembers } from '../views/member.js';
 import { memberCodec, type MemberRow } from '../../db/records/member.js';
-import type { PoolRow } from '../views/pool.js';
+import type { PoolRow } from '../../db/records/pool.js';
 import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { writeTags } from '../tags.js';
 import { lockPoolForChildChange, markPending } from '../../db/lb-lock.js';

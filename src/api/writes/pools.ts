@@ -11,9 +11,9 @@ import { poolSpecForCreate, poolSpecForUpdate } from '../../domain/rules/pool.js
 import { enqueue } from '../../controller/jobs.js';
 import { poolSpecOf } from '../views/pool.js';
 import { poolCodec, type PoolRecord, type PoolRow } from '../../db/records/pool.js';
-import type { LoadBalancerRow } from '../views/loadbalancer.js';
-import type { HealthMonitorRow } from '../views/healthmonitor.js';
-import type { MemberRow } from '../views/member.js';
+import type { LoadBalancerRow } from '../../db/records/load-balancer.js';
+import type { HealthMonitorRow } from '../../db/records/health-monitor.js';
+import type { MemberRow } from '../../db/records/member.js';
 import { writeTags } from '../tags.js';
 import { lockForChildChange, markPending, markPoolListenersPending } from '../../db/lb-lock.js';
 import { checkQuota } from '../quota.js';

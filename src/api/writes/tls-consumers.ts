@@ -15,9 +15,11 @@ import {
 import type { Caller } from '../../keymanager/index.js';
 import { change } from '../change.js';
 import { tlsCaller, touchesListenerRefs, touchesPoolRefs } from '../tls-refs.js';
-import type { LoadBalancerRow } from '../views/loadbalancer.js';
-import { renderListeners, type ListenerRow } from '../views/listener.js';
-import { renderPools, type PoolRow } from '../views/pool.js';
+import type { LoadBalancerRow } from '../../db/records/load-balancer.js';
+import { renderListeners } from '../views/listener.js';
+import type { ListenerRow } from '../../db/records/listener.js';
+import { renderPools } from '../views/pool.js';
+import type { PoolRow } from '../../db/records/pool.js';
 
 type Log = Pick<BaseLogger, 'warn'>;
 type Q = Kysely<Database> | Transaction<Database>;

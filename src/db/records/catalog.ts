@@ -35,5 +35,5 @@ export interface AvailabilityZoneRecord {
 export type FlavorRow = Row<FlavorRecord>;
 export type AvailabilityZoneRow = Row<AvailabilityZoneRecord>;
 
-export const flavorCodec = codec<FlavorRecord>({ enabled: 'bool' });
-export const availabilityZoneCodec = codec<AvailabilityZoneRecord>({ enabled: 'bool' });
+/** Flavors and availability zones store only `enabled` differently, so one codec serves both. */
+export const catalogCodec = codec<Pick<FlavorRecord & AvailabilityZoneRecord, 'enabled'>>({ enabled: 'bool' });

@@ -10,6 +10,7 @@
  * Without a data plane (compute.driver noop) nothing will ever report: the statuses are those of
  * Octavia's amphora provider with no-op drivers, as for the noop provider.
  */
+import { treeObjectCodec } from '../../db/records/tree-object.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { changedObjects, markError, pendingObjects, settleFailure, settleSuccess, treeIds, type PendingObject } from '../../db/lb-tree.js';
@@ -33,7 +34,8 @@ async function pendingOf(trx: Trx, table: Table, ids: string[]): Promise<Pending
   const rows = ids.length
     ? await trx.selectFrom(table).select(['id', 'admin_state_up']).where('id', 'in', ids).where('provisioning_status', 'in', ['PENDING_CREATE', 'PENDING_UPDATE']).execute()
     : [];
-  return { enabled: rows.filter((r) => r.admin_state_up === 1).map((r) => r.id), disabled: rows.filter((r) => r.admin_state_up !== 1).map((r) => r.id) };
+  const objects = rows.map(treeObjectCodec.decode);
+  return { enabled: objects.filter((r) => r.admin_state_up).map((r) => r.id), disabled: objects.filter((r) => !r.admin_state_up).map((r) => r.id) };
 }
 
 async function setStatus(trx: Trx, table: Table, ids: string[], status: OperatingStatus, onlyFrom?: OperatingStatus): Promise<void> {

@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
-import type { AmphoraTable, Database } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { AmphoraRow } from '../../db/records/amphora.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
@@ -31,7 +32,7 @@ export function jobAmphoraId(jobId: string, index = 0): string {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-export async function findAmphora(db: Q, id: string): Promise<AmphoraTable | undefined> {
+export async function findAmphora(db: Q, id: string): Promise<AmphoraRow | undefined> {
   return db.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -40,21 +41,21 @@ const MAX_BUILT = 2;
 const jobAmphoraIds = (jobId: string) => Array.from({ length: MAX_BUILT }, (_, i) => jobAmphoraId(jobId, i));
 
 /** What the job builds, created by create-amphora; [] before that, or when it was never created. */
-export async function findBuiltAmphorae(db: Q, jobId: string): Promise<AmphoraTable[]> {
+export async function findBuiltAmphorae(db: Q, jobId: string): Promise<AmphoraRow[]> {
   return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId)).orderBy('role').execute();
 }
 
-async function builtAmphorae(ctx: StepContext): Promise<AmphoraTable[]> {
+async function builtAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
   const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId);
   if (!amphorae.length) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
   return amphorae;
 }
 
-export async function updateAmphora(db: Q, id: string, values: Partial<Omit<AmphoraTable, 'id'>>): Promise<void> {
+export async function updateAmphora(db: Q, id: string, values: Partial<Omit<AmphoraRow, 'id'>>): Promise<void> {
   await db.updateTable('amphora').set({ ...values, updated_at: timestamp() }).where('id', '=', id).execute();
 }
 
-async function withAgent<T>(deps: AmphoraDeps, amp: AmphoraTable, use: (client: AgentApi) => Promise<T>): Promise<T> {
+async function withAgent<T>(deps: AmphoraDeps, amp: AmphoraRow, use: (client: AgentApi) => Promise<T>): Promise<T> {
   if (!amp.agent_url) throw new Error(`amphora ${amp.id} has no agent URL`);
   const client = await deps.agent({ id: amp.id, agentUrl: amp.agent_url });
   try {
@@ -65,7 +66,7 @@ async function withAgent<T>(deps: AmphoraDeps, amp: AmphoraTable, use: (client: 
 }
 
 /** Every compute of the amphora: the recorded one, and one an attempt started but died before recording. */
-async function destroyCompute(deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   const ids = new Set((await deps.compute.list()).filter((c) => c.amphoraId === amp.id).map((c) => c.computeId));
   if (amp.compute_id) ids.add(amp.compute_id);
   for (const id of ids) await deps.compute.delete(id);
@@ -103,7 +104,7 @@ async function placementOf(db: Q, lbId: string): Promise<Placement> {
  * Takes an amphora out of service for good: its processes, its VIPs, its management address.
  * The row stays, DELETED, as Octavia keeps it until housekeeping purges it.
  */
-async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   await takeDown(ctx, deps, amp, 'DELETED');
 }
 
@@ -111,20 +112,20 @@ async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTa
  * Stops the amphora's processes and frees its management address. A retired amphora also gives up
  * its VIPs; a failed build's VIPs are unplugged by plug-vip's own revert, which runs first.
  */
-async function takeDown(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable, status: 'DELETED' | 'ERROR'): Promise<void> {
+async function takeDown(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow, status: 'DELETED' | 'ERROR'): Promise<void> {
   await destroyCompute(deps, amp);
   if (status === 'DELETED') await unplugVips(ctx, deps, amp);
   await deps.network.releaseManagementAddress(ctx.db.kysely, amp.id);
   await updateAmphora(ctx.db.kysely, amp.id, { status });
 }
 
-async function unplugVips(ctx: StepContext, deps: Pick<AmphoraDeps, 'network' | 'dataPlane'>, amp: AmphoraTable): Promise<void> {
+async function unplugVips(ctx: StepContext, deps: Pick<AmphoraDeps, 'network' | 'dataPlane'>, amp: AmphoraRow): Promise<void> {
   if (!deps.dataPlane || !amp.ha_ip || !amp.load_balancer_id) return;
   const { network } = deps;
   for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await network.unplugVip(amp.id, vip);
 }
 
-type Role = AmphoraTable['role'];
+type Role = AmphoraRow['role'];
 
 /** Octavia's keepalived priorities (constants.ROLE_MASTER_PRIORITY, ROLE_BACKUP_PRIORITY); a STANDALONE amphora has none. */
 const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, STANDALONE: null };
@@ -216,7 +217,7 @@ export function bootCompute(load: AmphoraDepsLoader): Step {
   };
 }
 
-async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   if (amp.compute_id && (await deps.compute.status(amp.compute_id)) === 'running') return;
   // One an earlier attempt started without recording it holds a certificate we never stored.
   await destroyCompute(deps, amp);
@@ -256,7 +257,7 @@ export function waitForAgent(load: AmphoraDepsLoader): Step {
   };
 }
 
-async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraTable): Promise<void> {
+async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   const exited = new AbortController();
   const watch = setInterval(() => {
     void ctx.heartbeat().catch(() => undefined);
@@ -306,7 +307,7 @@ export function plugVip(load: AmphoraDepsLoader): Step {
 }
 
 /** Which amphorae a push-config step configures. */
-export type PushTargets = (ctx: StepContext) => Promise<AmphoraTable[]>;
+export type PushTargets = (ctx: StepContext) => Promise<AmphoraRow[]>;
 
 /** The amphorae this job builds (create, failover). */
 export const builtByJob: PushTargets = builtAmphorae;
@@ -340,7 +341,7 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  * Sends the whole configuration, under a new version, to each amphora. A retried push sends a
  * newer version of the same content, which the agent applies without harm.
  */
-export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraTable[]): Promise<void> {
+export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraRow[]): Promise<void> {
   const version = await nextConfigVersion(ctx);
   for (const amp of amphorae) {
     const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);

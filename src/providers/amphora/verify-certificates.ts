@@ -11,11 +11,12 @@
  * and clients keep the certificate they had. A new listener has nothing to go back to: its
  * job fails.
  */
+import { loadBalancerCodec } from '../../db/records/load-balancer.js';
 import { listenerCodec } from '../../db/records/listener.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
 import { listenerRefColumns, type ListenerRefColumns } from '../../certificate-use/consumers.js';
-import type { ListenerTable } from '../../db/schema.js';
+import type { ListenerRow } from '../../db/records/listener.js';
 import { readCertificate } from '../../keymanager/tls-material.js';
 import { timestamp } from '../../domain/time.js';
 import { servedCertificateRefs } from './config-builder.js';
@@ -31,7 +32,7 @@ import { servedFingerprint } from './tls-probe.js';
 export const SETTLE_WINDOW_MS = 5_000;
 const RETRY_PAUSE_MS = 50;
 
-type Listener = Pick<ListenerTable, 'id' | 'protocol_port'> & ListenerRefColumns;
+type Listener = Pick<ListenerRow, 'id' | 'protocol_port'> & ListenerRefColumns;
 
 interface ProbeWindow {
   readonly signal: AbortSignal;
@@ -93,7 +94,7 @@ export function verifyCertificates(load: AmphoraDepsLoader, settleMs = SETTLE_WI
       if (!deps.dataPlane) return;
       const db = ctx.db.kysely;
       const lb = await db.selectFrom('load_balancer').select(['vip_address', 'admin_state_up']).where('id', '=', ctx.loadBalancerId).executeTakeFirst();
-      if (!lb?.vip_address || lb.admin_state_up !== 1) return;
+      if (!lb?.vip_address || !loadBalancerCodec.decode(lb).admin_state_up) return;
       const listeners = await db
         .selectFrom('listener')
         .select(['id', 'protocol_port', 'default_tls_container_ref', 'sni_container_refs', 'client_ca_tls_container_ref', 'client_crl_container_ref'])

@@ -8,7 +8,7 @@ import { timestamp } from '../../../domain/time.js';
 import { StaleDetector, type StaleDetectorOptions } from './stale.js';
 import { MAX_FAILOVER_BACKOFF_MS, failoverMemories, nextFailoverAt, rememberFailure, type FailureKind } from '../../../db/failover-memory.js';
 import { enqueue } from '../../../controller/jobs.js';
-import type { AmphoraTable } from '../../../db/schema.js';
+import type { AmphoraRow } from '../../../db/records/amphora.js';
 
 const TIMEOUT = 3000;
 
@@ -177,7 +177,7 @@ test('amphorae in ERROR are failed over too', async (t) => {
 });
 
 /** What a failed failover job leaves (flows.ts failFailover): the job failed, its amphora and the LB in ERROR, the LB's memory. */
-async function failoverFailed(s: Setup, lb: string, kind: FailureKind): Promise<AmphoraTable> {
+async function failoverFailed(s: Setup, lb: string, kind: FailureKind): Promise<AmphoraRow> {
   const db = s.h.runtime.db.kysely;
   await db.updateTable('job').set({ state: 'failed' }).where('state', 'in', ['queued', 'running']).execute();
   await db.updateTable('load_balancer').set({ provisioning_status: 'ERROR' }).where('id', '=', lb).execute();

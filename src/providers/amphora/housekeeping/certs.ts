@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../../db/database.js';
-import type { AmphoraTable } from '../../../db/schema.js';
+import type { AmphoraRow } from '../../../db/records/amphora.js';
 import type { IssuedCert } from '../../../pki/ca.js';
 import { timestamp } from '../../../domain/time.js';
 import type { AmphoraStatus } from '../../../domain/enums.js';
@@ -16,7 +16,7 @@ const CLAIM_EXPIRY_MS = 10 * 60_000;
 /** Only amphorae whose agent runs and answers can take a new certificate. */
 const ROTATABLE: readonly AmphoraStatus[] = ['ALLOCATED', 'READY', 'FAILOVER_STOPPED'];
 
-export type RotationTarget = Pick<AmphoraTable, 'id' | 'lb_network_ip' | 'agent_url'>;
+export type RotationTarget = Pick<AmphoraRow, 'id' | 'lb_network_ip' | 'agent_url'>;
 
 export interface CertRotatorDeps {
   db: Db;
