@@ -2,7 +2,7 @@
  * The load balancer is the lock. A change atomically moves the LB from an allowed state to
  * its pending state in the caller's transaction; when the LB is elsewhere, the change is
  * refused with Octavia's 409 wording, which clients retry on. Both the API and the stale
- * detector's failovers (health/stale.ts) take it.
+ * detector's failovers (providers/amphora/health/stale.ts) take it.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from './schema.js';

@@ -129,7 +129,7 @@ test('config enqueues amphora.config without touching statuses', async () => {
   await h.settled(lbId);
 });
 
-test('stats: an amphora that never reported answers the "no stats" 404 (reported stats: src/health/stats.test.ts)', async () => {
+test('stats: an amphora that never reported answers the "no stats" 404 (reported stats: src/providers/amphora/health/stats.test.ts)', async () => {
   const amp = await insertAmphora();
   const r = await h.request('GET', `/v2/octavia/amphorae/${amp.id}/stats`, { as: admin });
   assert.equal(r.statusCode, 404);

@@ -1,6 +1,6 @@
 /**
  * The statistics the API serves: sums of what heartbeats stored per (listener, amphora)
- * (health/stats.ts writes them), so a failover keeps the old amphora's history.
+ * (providers/amphora/health/stats.ts writes them), so a failover keeps the old amphora's history.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
