@@ -41,7 +41,8 @@ function schemaKind(schema: TSchema): AttrKind | undefined {
     case 'integer':
       return 'int';
     case 'number':
-      return 'float';
+      // An enum of whole numbers (HTTP redirect codes) is an integer column; 1.0/1.1 (HTTP versions) is not.
+      return Array.isArray(own.enum) && own.enum.every(Number.isInteger) ? 'int' : 'float';
     case 'boolean':
       return 'bool';
     case 'string':
@@ -61,10 +62,18 @@ export function schemaAttributes(body: TObject): Record<string, Attribute> {
   return out;
 }
 
-export const nameAttributes: Readonly<Record<string, Attribute>> = {
-  name: { column: 'name', kind: 'string' },
-  description: { column: 'description', kind: 'string' },
-};
+/**
+ * A tree object's filters: its create body's scalar fields, the attributes every tree object has,
+ * and `stored`, columns the body does not name or names under another column. `requestOnly`
+ * fields of the body are not stored, so nothing filters on them.
+ */
+export function treeObjectAttributes(body: TObject, { stored = {}, requestOnly = [] }: { stored?: Record<string, Attribute>; requestOnly?: readonly string[] } = {}): Record<string, Attribute> {
+  const fromBody = Object.entries(schemaAttributes(body)).filter(([name]) => !requestOnly.includes(name));
+  return { ...Object.fromEntries(fromBody), ...treeAttributes, ...stored };
+}
+
+/** The API's `loadbalancer_id` is the column `load_balancer_id`. */
+export const loadBalancerIdAttribute: Readonly<Record<string, Attribute>> = { loadbalancer_id: { column: 'load_balancer_id', kind: 'uuid' } };
 
 export interface ListSpec {
   readonly table: TableName;

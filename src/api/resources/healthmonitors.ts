@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { HealthMonitorCreateBody, HealthMonitorUpdateBody } from '../../domain/schemas/healthmonitor.js';
 import type { Static } from '../../domain/schema-kit.js';
-import { schemaAttributes, treeAttributes, type ListSpec } from '../listing.js';
+import { treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeDeleteRoute, treeReadRoutes, treeUpdateRoute } from '../shared-routes.js';
 import { renderHealthMonitors } from '../views/healthmonitor.js';
 import type { HealthMonitorRow } from '../../db/records/health-monitor.js';
@@ -15,8 +15,7 @@ export const healthMonitorList: ListSpec = {
   table: 'health_monitor',
   tagged: true,
   projectColumn: 'project_id',
-  // tenant_id is project_id's alias, which the tree's attributes map.
-  attributes: { ...schemaAttributes(HealthMonitorCreateBody.properties.healthmonitor), ...treeAttributes },
+  attributes: treeObjectAttributes(HealthMonitorCreateBody.properties.healthmonitor),
 };
 
 export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { L7PolicyCreateBody, L7PolicyUpdateBody } from '../../domain/schemas/l7policy.js';
-import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
 import { renderL7Policies } from '../views/l7policy.js';
 import type { L7PolicyRow } from '../../db/records/l7policy.js';
@@ -14,17 +14,7 @@ export const l7PolicyList: ListSpec = {
   table: 'l7policy',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    ...nameAttributes,
-    action: { column: 'action', kind: 'string' },
-    listener_id: { column: 'listener_id', kind: 'uuid' },
-    redirect_pool_id: { column: 'redirect_pool_id', kind: 'uuid' },
-    redirect_url: { column: 'redirect_url', kind: 'string' },
-    redirect_prefix: { column: 'redirect_prefix', kind: 'string' },
-    redirect_http_code: { column: 'redirect_http_code', kind: 'int' },
-    position: { column: 'position', kind: 'int' },
-  },
+  attributes: treeObjectAttributes(L7PolicyCreateBody.properties.l7policy),
 };
 
 export const l7PolicyRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {

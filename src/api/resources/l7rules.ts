@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { L7RuleCreateBody, L7RuleUpdateBody } from '../../domain/schemas/l7rule.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { authorize } from '../../identity/policy.js';
-import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
+import { listWithin, pickFields, fieldsOf, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { renderL7Rules } from '../views/l7rule.js';
 import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { policyOfPath, ruleFor } from '../loaders.js';
@@ -15,14 +15,7 @@ export const l7RuleList: ListSpec = {
   table: 'l7rule',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    type: { column: 'type', kind: 'string' },
-    compare_type: { column: 'compare_type', kind: 'string' },
-    key: { column: 'key', kind: 'string' },
-    value: { column: 'value', kind: 'string' },
-    invert: { column: 'invert', kind: 'bool' },
-  },
+  attributes: treeObjectAttributes(L7RuleCreateBody.properties.rule),
 };
 
 type Params = { Params: { policyId: string; id: string } };

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { ListenerCreateBody, ListenerUpdateBody } from '../../domain/schemas/listener.js';
 import { authorize } from '../../identity/policy.js';
-import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { loadBalancerIdAttribute, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
 import { renderListeners } from '../views/listener.js';
 import { statsTotals } from '../views/stats.js';
@@ -15,27 +15,7 @@ export const listenerList: ListSpec = {
   table: 'listener',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    ...nameAttributes,
-    protocol: { column: 'protocol', kind: 'string' },
-    protocol_port: { column: 'protocol_port', kind: 'int' },
-    connection_limit: { column: 'connection_limit', kind: 'int' },
-    default_pool_id: { column: 'default_pool_id', kind: 'uuid' },
-    loadbalancer_id: { column: 'load_balancer_id', kind: 'uuid' },
-    timeout_client_data: { column: 'timeout_client_data', kind: 'int' },
-    timeout_member_connect: { column: 'timeout_member_connect', kind: 'int' },
-    timeout_member_data: { column: 'timeout_member_data', kind: 'int' },
-    timeout_tcp_inspect: { column: 'timeout_tcp_inspect', kind: 'int' },
-    default_tls_container_ref: { column: 'default_tls_container_ref', kind: 'string' },
-    client_authentication: { column: 'client_authentication', kind: 'string' },
-    client_ca_tls_container_ref: { column: 'client_ca_tls_container_ref', kind: 'string' },
-    client_crl_container_ref: { column: 'client_crl_container_ref', kind: 'string' },
-    tls_ciphers: { column: 'tls_ciphers', kind: 'string' },
-    hsts_max_age: { column: 'hsts_max_age', kind: 'int' },
-    hsts_include_subdomains: { column: 'hsts_include_subdomains', kind: 'bool' },
-    hsts_preload: { column: 'hsts_preload', kind: 'bool' },
-  },
+  attributes: treeObjectAttributes(ListenerCreateBody.properties.listener, { stored: loadBalancerIdAttribute }),
 };
 
 export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
-import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
 import { renderLoadBalancers } from '../views/loadbalancer.js';
 import type { LoadBalancerRow } from '../../db/records/load-balancer.js';
@@ -17,19 +17,7 @@ export const loadBalancerList: ListSpec = {
   table: 'load_balancer',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    ...nameAttributes,
-    vip_address: { column: 'vip_address', kind: 'string' },
-    vip_port_id: { column: 'vip_port_id', kind: 'uuid' },
-    vip_subnet_id: { column: 'vip_subnet_id', kind: 'uuid' },
-    vip_network_id: { column: 'vip_network_id', kind: 'uuid' },
-    vip_qos_policy_id: { column: 'vip_qos_policy_id', kind: 'uuid' },
-    vip_vnic_type: { column: 'vip_vnic_type', kind: 'string' },
-    provider: { column: 'provider', kind: 'string' },
-    flavor_id: { column: 'flavor_id', kind: 'uuid' },
-    availability_zone: { column: 'availability_zone', kind: 'string' },
-  },
+  attributes: treeObjectAttributes(LoadBalancerCreateBody.properties.loadbalancer, { stored: { vip_vnic_type: { column: 'vip_vnic_type', kind: 'string' } } }),
 };
 
 /** Parses `?cascade=` the way Octavia does (boolean strings). */

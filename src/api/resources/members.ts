@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { Type, decodeField, type Static } from '../../domain/schema-kit.js';
 import { MemberBatchBody, MemberCreateBody, MemberUpdateBody } from '../../domain/schemas/member.js';
 import { authorize } from '../../identity/policy.js';
-import { listWithin, pickFields, fieldsOf, treeAttributes, type ListSpec } from '../listing.js';
+import { listWithin, pickFields, fieldsOf, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { renderMembers } from '../views/member.js';
 import type { MemberRow } from '../../db/records/member.js';
 import { memberOf, poolOfPath } from '../loaders.js';
@@ -15,18 +15,7 @@ export const memberList: ListSpec = {
   table: 'member',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    name: { column: 'name', kind: 'string' },
-    address: { column: 'address', kind: 'string' },
-    protocol_port: { column: 'protocol_port', kind: 'int' },
-    weight: { column: 'weight', kind: 'int' },
-    backup: { column: 'backup', kind: 'bool' },
-    subnet_id: { column: 'subnet_id', kind: 'uuid' },
-    monitor_address: { column: 'monitor_address', kind: 'string' },
-    monitor_port: { column: 'monitor_port', kind: 'int' },
-    vnic_type: { column: 'vnic_type', kind: 'string' },
-  },
+  attributes: treeObjectAttributes(MemberCreateBody.properties.member, { stored: { vnic_type: { column: 'vnic_type', kind: 'string' } }, requestOnly: ['request_sriov'] }),
 };
 
 export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {

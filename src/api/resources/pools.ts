@@ -5,7 +5,7 @@ import { apiError } from '../../domain/errors.js';
 import { PoolCreateBody, PoolUpdateBody } from '../../domain/schemas/pool.js';
 import { assertPoolProtocolAllowed } from '../../domain/rules/listener.js';
 import { authorize } from '../../identity/policy.js';
-import { treeAttributes, nameAttributes, type ListSpec } from '../listing.js';
+import { loadBalancerIdAttribute, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
 import { renderPools } from '../views/pool.js';
 import { parentLoadBalancer, poolFor } from '../loaders.js';
@@ -16,18 +16,7 @@ export const poolList: ListSpec = {
   table: 'pool',
   tagged: true,
   projectColumn: 'project_id',
-  attributes: {
-    ...treeAttributes,
-    ...nameAttributes,
-    protocol: { column: 'protocol', kind: 'string' },
-    lb_algorithm: { column: 'lb_algorithm', kind: 'string' },
-    loadbalancer_id: { column: 'load_balancer_id', kind: 'uuid' },
-    tls_enabled: { column: 'tls_enabled', kind: 'bool' },
-    tls_container_ref: { column: 'tls_container_ref', kind: 'string' },
-    ca_tls_container_ref: { column: 'ca_tls_container_ref', kind: 'string' },
-    crl_container_ref: { column: 'crl_container_ref', kind: 'string' },
-    tls_ciphers: { column: 'tls_ciphers', kind: 'string' },
-  },
+  attributes: treeObjectAttributes(PoolCreateBody.properties.pool, { stored: loadBalancerIdAttribute, requestOnly: ['listener_id'] }),
 };
 
 export const poolRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
