@@ -62,9 +62,18 @@ async function userToken(user: string, project: string): Promise<string> {
   return res.headers.get('x-subject-token')!;
 }
 
-function clock(): { now: () => number; advance: (s: number) => void } {
+/** Real time moved on by `advance`, or, once `stopAt` is called, a stopped clock that only `advance` moves. */
+function clock(): { now: () => number; advance: (s: number) => void; stopAt: (ms: number) => void } {
   let offset = 0;
-  return { now: () => Date.now() + offset, advance: (s) => (offset += s * 1000) };
+  let stopped: number | null = null;
+  return {
+    now: () => (stopped ?? Date.now()) + offset,
+    advance: (s) => (offset += s * 1000),
+    stopAt: (ms) => {
+      stopped = ms;
+      offset = 0;
+    },
+  };
 }
 
 const reset = () => Object.assign(calls, { login: 0, validate: 0 });
@@ -104,6 +113,8 @@ test('the cache never outlives the token itself', async () => {
   const c = clock();
   const external = new ExternalKeystone(settings({ cacheSeconds: 3600 }), { now: c.now });
   const token = await userToken('alt', 'alt');
+  // Counted from the token's own (whole-second) expiry: a loaded machine's seconds between issuing and validating do not shift the window.
+  c.stopAt(tokens.verify(token)!.expiresAt.getTime() - TTL * 1000);
   await external.validate(token);
   reset();
   c.advance(TTL - 1);
