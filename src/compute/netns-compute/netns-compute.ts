@@ -1,0 +1,123 @@
+/**
+ * Compute driver `netns`: an amphora is its agent's process group (../process-compute.ts) inside
+ * boundaries of its own, as an instance would be:
+ *
+ * - a network namespace `<fabric>-<amphora id>` whose `eth0` is a port of the management bridge
+ *   (network driver `bridge`) with the amphora's management address, so its agent and HAProxy see
+ *   no address of the controller but that network's;
+ * - a mount namespace in which the controller's data directory is an empty tmpfs but for the
+ *   amphora's own directory, and /run, /tmp, /var/tmp and /dev/shm are private tmpfs: the rest of
+ *   the system is visible as the uid below may see it, which owns nothing there;
+ * - a uid and gid of its own (AMPHORA_UID_BASE + 24 bits of the amphora id), no supplementary
+ *   groups, no new privileges: amphorae cannot signal one another or the controller, and nothing on
+ *   the machine belongs to them.
+ *
+ * Processes of the amphora are exactly those in its network namespace (`ip netns pids`), which is
+ * how a restarted controller finds and stops them. The namespace and its veth outlive the controller,
+ * as the processes do. The directory belongs to root with the amphora's group, sticky: the agent
+ * writes its files there but cannot replace agent.pid, which the controller trusts to signal.
+ */
+import { chmod, chown } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AmphoraSpec } from '../compute-driver.js';
+import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
+import { groupsOf, type GroupRecord } from '../process-group.js';
+import { deleteLink, deleteNetns, ensureNetns, IP, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+
+export interface NetnsComputeOptions extends ProcessComputeOptions {
+  /** The management bridge amphorae plug into. */
+  management: BridgeAttachment;
+  /** The controller's data directory, which amphorae must not see (their own directories lie under it). */
+  dataDir: string;
+}
+
+/**
+ * Above every range a distribution gives users and systemd gives its dynamic users and containers
+ * (those end below 0x70000000), and below 2^31, where some tools read uids as negative.
+ */
+export const AMPHORA_UID_BASE = 0x7000_0000;
+
+export function amphoraUid(amphoraId: string): number {
+  return AMPHORA_UID_BASE + parseInt(amphoraId.replace(/-/g, '').slice(0, 6), 16);
+}
+
+/**
+ * Run as root in the amphora's new mount namespace: hides what the amphora must not see, then
+ * drops to its uid. $1 the controller's data directory, $2 the amphora's directory, $3 its uid, then
+ * the agent's command. The umask lets the uid traverse the directories made for it.
+ */
+const ENTER_AMPHORA = `set -e
+umask 022
+data=$1 home=$2 id=$3
+shift 3
+echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
+mount -t tmpfs -o mode=0755,size=64k ostia-amphora /run
+mkdir /run/amphora
+mount --bind "$home" /run/amphora
+for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777,size=16m ostia-amphora "$d"; done
+mkdir -p "$data"
+mount -t tmpfs -o mode=0755,size=64k ostia-amphora "$data"
+mkdir -p "$home"
+mount --move /run/amphora "$home"
+cd "$home"
+exec /usr/bin/setpriv --reuid="$id" --regid="$id" --clear-groups --no-new-privs -- "$@"
+`;
+
+export class NetnsCompute extends ProcessCompute {
+  private readonly management: BridgeAttachment;
+  private readonly dataDir: string;
+
+  constructor(rootDir: string, opts: NetnsComputeOptions) {
+    super('netns', rootDir, opts);
+    this.management = opts.management;
+    this.dataDir = opts.dataDir;
+  }
+
+  /** The amphora's network namespace. */
+  namespaceOf(amphoraId: string): string {
+    return `${this.management.namespace}-${amphoraId}`;
+  }
+
+  protected async prepare(spec: AmphoraSpec, dir: string): Promise<void> {
+    // A namespace left by an amphora that crashed is made anew, as a rebooted instance gets its ports again.
+    await this.teardown(spec.amphoraId);
+    const netns = this.namespaceOf(spec.amphoraId);
+    await ensureNetns(netns);
+    await plugPort(this.management, portName(spec.amphoraId), netns, spec.managementAddress);
+    const id = amphoraUid(spec.amphoraId);
+    for (const file of [AMPHORA_FILES.config, AMPHORA_FILES.cert, AMPHORA_FILES.key, AMPHORA_FILES.clientCa]) await chown(join(dir, file), id, id);
+    await chown(dir, 0, id);
+    await chmod(dir, 0o1770);
+  }
+
+  protected wrap(agent: Command, amphoraId: string, dir: string): Command {
+    const id = String(amphoraUid(amphoraId));
+    return {
+      file: IP,
+      args: ['netns', 'exec', this.namespaceOf(amphoraId), '/usr/bin/unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', ENTER_AMPHORA, 'ostia-amphora', this.dataDir, dir, id, agent.file, ...agent.args],
+    };
+  }
+
+  protected async groupsOf(amphoraId: string): Promise<GroupRecord[]> {
+    return groupsOf(await netnsPids(this.namespaceOf(amphoraId)));
+  }
+
+  /** Whatever still runs in the namespace (stopGroups ended the groups; a process may have left its group) dies with it. */
+  protected async teardown(amphoraId: string): Promise<void> {
+    const netns = this.namespaceOf(amphoraId);
+    for (const pid of await netnsPids(netns)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+      }
+    }
+    await deleteLink(portName(amphoraId), this.management.namespace);
+    await deleteNetns(netns);
+  }
+}
+
+/** The bridge end of the amphora's management veth, in the fabric: 13 characters, within Linux's 15. */
+function portName(amphoraId: string): string {
+  return `a${amphoraId.replace(/-/g, '').slice(0, 12)}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * The iproute2 commands that build Ostia's networks on this machine (network namespaces, bridges,
+ * veth pairs, addresses), for the `bridge` network driver and the `netns` compute driver. They need
+ * root; every object they make lives in a namespace named after the data directory, so two Ostias
+ * (or two test runs) on one machine never touch each other's.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+/** iproute2 answers in milliseconds; longer means the kernel is stuck, which a caller should hear about. */
+const TIMEOUT_MS = 10_000;
+/** Where Debian and others install `ip`; the controller's PATH often lacks the sbin directories. */
+const IP_CANDIDATES = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'];
+/** Tools the netns compute driver runs besides `ip` (util-linux). */
+const UTIL_LINUX = ['/usr/bin/unshare', '/usr/bin/setpriv'];
+
+export const IP = IP_CANDIDATES.find((file) => existsSync(file)) ?? 'ip';
+
+/** Runs `ip ARGS…` and returns its output; the error says the command and what `ip` said. */
+export async function ip(...args: string[]): Promise<string> {
+  try {
+    return (await run(IP, args, { timeout: TIMEOUT_MS })).stdout;
+  } catch (e) {
+    const err = e as Error & { stderr?: string };
+    throw new Error(`ip ${args.join(' ')} failed: ${(err.stderr || err.message).trim()}`);
+  }
+}
+
+export function netnsExists(name: string): boolean {
+  return existsSync(`/run/netns/${name}`);
+}
+
+/** Creates the namespace with its loopback up, unless it exists. */
+export async function ensureNetns(name: string): Promise<void> {
+  if (!netnsExists(name)) await ip('netns', 'add', name);
+  await ip('-n', name, 'link', 'set', 'lo', 'up');
+}
+
+/** The processes whose network namespace it is (none when it does not exist). */
+export async function netnsPids(name: string): Promise<number[]> {
+  if (!netnsExists(name)) return [];
+  return (await ip('netns', 'pids', name)).split('\n').filter(Boolean).map(Number);
+}
+
+/** Removes the namespace's name; the kernel frees it (and its interfaces) once no process is left in it. */
+export async function deleteNetns(name: string): Promise<void> {
+  if (netnsExists(name)) await ip('netns', 'delete', name);
+}
+
+/** Whether interface `name` exists, in namespace `netns` or else in the controller's own. */
+export async function linkExists(name: string, netns?: string): Promise<boolean> {
+  try {
+    await ip(...(netns ? ['-n', netns] : []), 'link', 'show', 'dev', name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Deletes interface `name` (a veth takes its peer with it); an absent one is fine. */
+export async function deleteLink(name: string, netns?: string): Promise<void> {
+  if (await linkExists(name, netns)) await ip(...(netns ? ['-n', netns] : []), 'link', 'delete', 'dev', name);
+}
+
+/** Why namespaces cannot be made here, or false: they need Linux, root, iproute2 and util-linux. */
+export function namespacesUnavailable(uid: number | undefined = process.getuid?.()): string | false {
+  if (process.platform !== 'linux') return 'network namespaces need Linux';
+  if (uid !== 0) return 'creating network namespaces, bridges and veths needs root';
+  if (!existsSync(IP)) return 'iproute2 (`ip`) is not installed';
+  const missing = UTIL_LINUX.find((file) => !existsSync(file));
+  if (missing) return `${missing} (util-linux) is missing`;
+  return false;
+}
+
+/** A Linux bridge in a namespace, and the prefix length of the addresses on its network: where ports plug in. */
+export interface BridgeAttachment {
+  namespace: string;
+  bridge: string;
+  prefixLength: number;
+}
+
+/**
+ * A port on `bridge`: a veth whose end `port` is enslaved to the bridge and whose other end is interface
+ * `inside` of namespace `netns`, holding `address`, both up.
+ */
+export async function plugPort(bridge: BridgeAttachment, port: string, netns: string, address: string, inside = 'eth0'): Promise<void> {
+  await ip('-n', bridge.namespace, 'link', 'add', port, 'type', 'veth', 'peer', 'name', inside, 'netns', netns);
+  await ip('-n', bridge.namespace, 'link', 'set', port, 'master', bridge.bridge, 'up');
+  await ip('-n', netns, 'address', 'add', `${address}/${bridge.prefixLength}`, 'dev', inside);
+  await ip('-n', netns, 'link', 'set', inside, 'up');
+}
