@@ -5,27 +5,36 @@
  * (or two test runs) on one machine never touch each other's.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 /** iproute2 answers in milliseconds; longer means the kernel is stuck, which a caller should hear about. */
 const TIMEOUT_MS = 10_000;
 /** Where Debian and others install `ip`; the controller's PATH often lacks the sbin directories. */
 const IP_CANDIDATES = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'];
 /** Tools the netns compute driver runs besides `ip` (util-linux). */
-const UTIL_LINUX = ['/usr/bin/unshare', '/usr/bin/setpriv'];
+const UTIL_LINUX = ['/usr/bin/setpriv', '/usr/bin/nsenter'];
 
 export const IP = IP_CANDIDATES.find((file) => existsSync(file)) ?? 'ip';
 
-/** Runs `ip ARGS…` and returns its output; the error says the command and what `ip` said. */
-export async function ip(...args: string[]): Promise<string> {
-  try {
-    return (await run(IP, args, { timeout: TIMEOUT_MS })).stdout;
-  } catch (e) {
-    const err = e as Error & { stderr?: string };
-    throw new Error(`ip ${args.join(' ')} failed: ${(err.stderr || err.message).trim()}`);
-  }
+/** Runs `ip ARGS…` (with `input` on its stdin) and returns its output; the error says the command and what `ip` said. */
+export function ip(...args: string[]): Promise<string> {
+  return runIp(args);
+}
+
+/** Several commands in one `ip` process (`ip -n NETNS -batch -`), which costs one start instead of one each. */
+export function ipBatch(netns: string, commands: readonly string[]): Promise<string> {
+  return runIp(['-n', netns, '-batch', '-'], commands.join('\n') + '\n');
+}
+
+function runIp(args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(IP, args, { timeout: TIMEOUT_MS }, (e, stdout, stderr) => {
+      if (e) reject(new Error(`ip ${args.join(' ')}${input ? ` <<< ${JSON.stringify(input)}` : ''} failed: ${(stderr || e.message).trim()}`));
+      else resolve(stdout);
+    });
+    // `ip` may exit (failing) before reading it all; its answer is in the callback.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input);
+  });
 }
 
 export function netnsExists(name: string): boolean {
@@ -38,10 +47,25 @@ export async function ensureNetns(name: string): Promise<void> {
   await ip('-n', name, 'link', 'set', 'lo', 'up');
 }
 
-/** The processes whose network namespace it is (none when it does not exist). */
-export async function netnsPids(name: string): Promise<number[]> {
-  if (!netnsExists(name)) return [];
-  return (await ip('netns', 'pids', name)).split('\n').filter(Boolean).map(Number);
+/** The processes whose network namespace it is (none when it does not exist), as `ip netns pids` finds them, without starting `ip`. */
+export function netnsPids(name: string): number[] {
+  let inode: number;
+  try {
+    inode = statSync(`/run/netns/${name}`).ino;
+  } catch {
+    return [];
+  }
+  const link = `net:[${inode}]`;
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/ns/net`) === link;
+      } catch {
+        return false; // exited meanwhile
+      }
+    })
+    .map(Number);
 }
 
 /** Removes the namespace's name; the kernel frees it (and its interfaces) once no process is left in it. */
@@ -61,7 +85,11 @@ export async function linkExists(name: string, netns?: string): Promise<boolean>
 
 /** Deletes interface `name` (a veth takes its peer with it); an absent one is fine. */
 export async function deleteLink(name: string, netns?: string): Promise<void> {
-  if (await linkExists(name, netns)) await ip(...(netns ? ['-n', netns] : []), 'link', 'delete', 'dev', name);
+  try {
+    await ip(...(netns ? ['-n', netns] : []), 'link', 'delete', 'dev', name);
+  } catch (e) {
+    if (!/Cannot find device/.test((e as Error).message)) throw e;
+  }
 }
 
 /** Why namespaces cannot be made here, or false: they need Linux, root, iproute2 and util-linux. */
@@ -83,11 +111,10 @@ export interface BridgeAttachment {
 
 /**
  * A port on `bridge`: a veth whose end `port` is enslaved to the bridge and whose other end is interface
- * `inside` of namespace `netns`, holding `address`, both up.
+ * `inside` of namespace `netns`, holding `address`, all up (with `netns`'s loopback). Three `ip` runs.
  */
 export async function plugPort(bridge: BridgeAttachment, port: string, netns: string, address: string, inside = 'eth0'): Promise<void> {
-  await ip('-n', bridge.namespace, 'link', 'add', port, 'type', 'veth', 'peer', 'name', inside, 'netns', netns);
+  await ip('link', 'add', port, 'netns', bridge.namespace, 'type', 'veth', 'peer', 'name', inside, 'netns', netns);
   await ip('-n', bridge.namespace, 'link', 'set', port, 'master', bridge.bridge, 'up');
-  await ip('-n', netns, 'address', 'add', `${address}/${bridge.prefixLength}`, 'dev', inside);
-  await ip('-n', netns, 'link', 'set', inside, 'up');
+  await ipBatch(netns, [`address add ${address}/${bridge.prefixLength} dev ${inside}`, `link set ${inside} up`, 'link set lo up']);
 }

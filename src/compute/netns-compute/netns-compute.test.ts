@@ -155,7 +155,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
   const [memberNs, clientNs] = [`${l.net.fabric}-member`, `${l.net.fabric}-client`];
   t.after(async () => {
     for (const ns of [memberNs, clientNs]) {
-      for (const pid of await netnsPids(ns)) process.kill(pid, 'SIGKILL');
+      for (const pid of netnsPids(ns)) process.kill(pid, 'SIGKILL');
       await deleteNetns(ns);
     }
   });
@@ -182,7 +182,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
   assert.deepEqual(await client.putConfig(config), { version: 1, applied: 'reload' });
   const curl = await run(IP, ['netns', 'exec', clientNs, 'curl', '-sS', '--max-time', '5', `http://${TENANT.vip}/`], { timeout: 10_000 });
   assert.equal(curl.stdout, 'member');
-  const haproxy = (await netnsPids(l.compute.namespaceOf(AMPHORA_ID))).filter((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'haproxy');
+  const haproxy = (netnsPids(l.compute.namespaceOf(AMPHORA_ID))).filter((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'haproxy');
   assert.ok(haproxy.length > 0, 'HAProxy runs in the amphora namespace');
   for (const pid of haproxy) assert.equal(statusField(pid, 'Uid'), String(amphoraUid(AMPHORA_ID)), 'as the amphora uid');
 });
@@ -192,14 +192,14 @@ test('a restarted controller finds the amphora running and deletes its processes
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
   const netns = l.compute.namespaceOf(AMPHORA_ID);
-  const pids = await netnsPids(netns);
+  const pids = netnsPids(netns);
   assert.ok(pids.length > 0);
 
   const fresh = new NetnsCompute(join(l.dataDir, 'amphorae'), { management: l.net.management, dataDir: l.dataDir, stopGraceMs: 2_000 });
   assert.equal(await fresh.status(computeId), 'running');
   assert.deepEqual(await fresh.list(), [{ computeId, amphoraId: AMPHORA_ID }]);
   assert.equal(await fresh.boot(l.spec, AbortSignal.timeout(10_000)), computeId, 'booting a running amphora again changes nothing');
-  assert.deepEqual(await netnsPids(netns), pids);
+  assert.deepEqual(netnsPids(netns), pids);
 
   await fresh.delete(computeId);
   assert.ok(!netnsExists(netns), 'namespace gone');

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsOf, type GroupRecord } from '../process-group.js';
-import { deleteLink, deleteNetns, ensureNetns, IP, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+import { deleteLink, deleteNetns, ip, IP, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
 
 export interface NetnsComputeOptions extends ProcessComputeOptions {
   /** The management bridge amphorae plug into. */
@@ -42,23 +42,27 @@ export function amphoraUid(amphoraId: string): number {
 }
 
 /**
- * Run as root in the amphora's new mount namespace: hides what the amphora must not see, then
- * drops to its uid. $1 the controller's data directory, $2 the amphora's directory, $3 its uid, then
- * the agent's command. The umask lets the uid traverse the directories made for it.
+ * Run as root by `ip netns exec`, which enters the network namespace and a new mount namespace whose
+ * mounts do not propagate back (it makes / a recursive slave): hides what the amphora must not see,
+ * then drops to its uid. $1 the controller's data directory, $2 the amphora's directory, $3 its uid,
+ * then the agent's command. The amphora's directory is moved back over the hidden data directory
+ * from a stage in the private /run. The umask lets the uid traverse the directories made for it;
+ * `mount -n` leaves no record in /run/mount.
  */
 const ENTER_AMPHORA = `set -e
 umask 022
 data=$1 home=$2 id=$3
 shift 3
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
-mount -t tmpfs -o mode=0755,size=64k ostia-amphora /run
+mount -n -t tmpfs -o mode=0755,size=64k ostia-amphora /run
 mkdir /run/amphora
-mount --bind "$home" /run/amphora
-for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777,size=16m ostia-amphora "$d"; done
+mount -n --bind "$home" /run/amphora
+for d in /tmp /var/tmp /dev/shm; do mount -n -t tmpfs -o mode=1777,size=16m ostia-amphora "$d"; done
 mkdir -p "$data"
-mount -t tmpfs -o mode=0755,size=64k ostia-amphora "$data"
+mount -n -t tmpfs -o mode=0755,size=64k ostia-amphora "$data"
 mkdir -p "$home"
-mount --move /run/amphora "$home"
+mount -n --move /run/amphora "$home"
+rmdir /run/amphora
 cd "$home"
 exec /usr/bin/setpriv --reuid="$id" --regid="$id" --clear-groups --no-new-privs -- "$@"
 `;
@@ -82,7 +86,7 @@ export class NetnsCompute extends ProcessCompute {
     // A namespace left by an amphora that crashed is made anew, as a rebooted instance gets its ports again.
     await this.teardown(spec.amphoraId);
     const netns = this.namespaceOf(spec.amphoraId);
-    await ensureNetns(netns);
+    await ip('netns', 'add', netns);
     await plugPort(this.management, portName(spec.amphoraId), netns, spec.managementAddress);
     const id = amphoraUid(spec.amphoraId);
     for (const file of [AMPHORA_FILES.config, AMPHORA_FILES.cert, AMPHORA_FILES.key, AMPHORA_FILES.clientCa]) await chown(join(dir, file), id, id);
@@ -94,24 +98,29 @@ export class NetnsCompute extends ProcessCompute {
     const id = String(amphoraUid(amphoraId));
     return {
       file: IP,
-      args: ['netns', 'exec', this.namespaceOf(amphoraId), '/usr/bin/unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', ENTER_AMPHORA, 'ostia-amphora', this.dataDir, dir, id, agent.file, ...agent.args],
+      args: ['netns', 'exec', this.namespaceOf(amphoraId), '/bin/sh', '-c', ENTER_AMPHORA, 'ostia-amphora', this.dataDir, dir, id, agent.file, ...agent.args],
     };
   }
 
   protected async groupsOf(amphoraId: string): Promise<GroupRecord[]> {
-    return groupsOf(await netnsPids(this.namespaceOf(amphoraId)));
+    return groupsOf(netnsPids(this.namespaceOf(amphoraId)));
   }
 
-  /** Whatever still runs in the namespace (stopGroups ended the groups; a process may have left its group) dies with it. */
+  /**
+   * Whatever still runs in the namespace (stopGroups ended the groups; a process may have left its group)
+   * dies with it. Without the namespace there is no veth either: its two ends live and die with it.
+   */
   protected async teardown(amphoraId: string): Promise<void> {
     const netns = this.namespaceOf(amphoraId);
-    for (const pid of await netnsPids(netns)) {
+    if (!netnsExists(netns)) return;
+    for (const pid of netnsPids(netns)) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
       }
     }
+    // Deleted now, not when the kernel frees the namespace, so that a boot right after can plug the port again.
     await deleteLink(portName(amphoraId), this.management.namespace);
     await deleteNetns(netns);
   }
