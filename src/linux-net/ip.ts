@@ -6,16 +6,17 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+
 /** iproute2 answers in milliseconds; longer means the kernel is stuck, which a caller should hear about. */
 const TIMEOUT_MS = 10_000;
 /** Where Debian and others install `ip`; the controller's PATH often lacks the sbin directories. */
 const IP_CANDIDATES = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'];
-/** Tools the netns compute driver runs besides `ip` (util-linux). */
-const UTIL_LINUX = ['/usr/bin/setpriv', '/usr/bin/nsenter'];
+/** What the netns compute driver runs besides `ip`: util-linux's setpriv drops an amphora to its uid. */
+const UTIL_LINUX = ['/usr/bin/setpriv'];
 
 export const IP = IP_CANDIDATES.find((file) => existsSync(file)) ?? 'ip';
 
-/** Runs `ip ARGS…` (with `input` on its stdin) and returns its output; the error says the command and what `ip` said. */
+/** Runs `ip ARGS…` and returns its output; the error says the command and what `ip` said. */
 export function ip(...args: string[]): Promise<string> {
   return runIp(args);
 }

@@ -29,6 +29,8 @@ const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
 const HEARTBEAT_KEY = 'k'.repeat(32);
 const TENANT = { cidr: 24, vip: '10.77.0.50', member: '10.77.0.21', client: '10.77.0.100' };
 const skip = unmet('namespaces') || unmet('haproxy');
+/** Every test ends, passing or not, within this; each wait inside it is bounded more tightly. */
+const options = { skip, timeout: 60_000 };
 const run = promisify(execFile);
 
 interface Lab {
@@ -101,7 +103,7 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 5_
 const pidRecord = (dir: string) => JSON.parse(readFileSync(join(dir, 'agent.pid'), 'utf8')) as { pid: number; startTime: string | null };
 const statusField = (pid: number, field: string) => readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+)`, 'm'))?.[1];
 
-test('an amphora boots into its own namespaces on the management bridge, under its own uid, in well under a second', { skip }, async (t) => {
+test('an amphora boots into its own namespaces on the management bridge, under its own uid, in well under a second', options, async (t) => {
   const l = await lab(t);
   const started = performance.now();
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
@@ -130,7 +132,7 @@ test('an amphora boots into its own namespaces on the management bridge, under i
   assert.ok('heartbeat' in decoded && decoded.heartbeat.amphoraId === AMPHORA_ID, JSON.stringify(decoded));
 });
 
-test("the amphora sees its own directory but not the controller's data directory, /run or other amphorae", { skip }, async (t) => {
+test("the amphora sees its own directory but not the controller's data directory, /run or other amphorae", options, async (t) => {
   const l = await lab(t);
   writeFileSync(join(l.dataDir, 'controller-secret'), 'not for amphorae', { mode: 0o644 });
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
@@ -146,7 +148,7 @@ test("the amphora sees its own directory but not the controller's data directory
   await assert.rejects(asAmphora(pid, 'mv', '-f', join(l.spec.dir, 'agent.json'), join(l.spec.dir, 'agent.pid')), /Operation not permitted|Permission denied/);
 });
 
-test('HAProxy serves the VIP inside the amphora to a client namespace on a tenant bridge', { skip }, async (t) => {
+test('HAProxy serves the VIP inside the amphora to a client namespace on a tenant bridge', options, async (t) => {
   const l = await lab(t);
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
@@ -170,7 +172,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
   t.after(() => {
     backend.kill('SIGKILL');
   });
-  await once(backend.stdout, 'data');
+  await once(backend.stdout, 'data', { signal: AbortSignal.timeout(10_000) });
 
   const client = await agentClient(l);
   t.after(() => client.close());
@@ -187,7 +189,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
   for (const pid of haproxy) assert.equal(statusField(pid, 'Uid'), String(amphoraUid(AMPHORA_ID)), 'as the amphora uid');
 });
 
-test('a restarted controller finds the amphora running and deletes its processes, namespace and veth', { skip }, async (t) => {
+test('a restarted controller finds the amphora running and deletes its processes, namespace and veth', options, async (t) => {
   const l = await lab(t);
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));

@@ -47,7 +47,8 @@ export function amphoraUid(amphoraId: string): number {
  * then drops to its uid. $1 the controller's data directory, $2 the amphora's directory, $3 its uid,
  * then the agent's command. The amphora's directory is moved back over the hidden data directory
  * from a stage in the private /run. The umask lets the uid traverse the directories made for it;
- * `mount -n` leaves no record in /run/mount.
+ * `mount -n` leaves no record in /run/mount. Ports below 1024 become bindable by any uid in this
+ * network namespace only (the setting is per namespace), so HAProxy can serve port 80 unprivileged.
  */
 const ENTER_AMPHORA = `set -e
 umask 022
