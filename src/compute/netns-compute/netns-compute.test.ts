@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { bridgeManagementNetwork } from '../../config.js';
 import { AgentClient } from '../../amphora-client/client.js';
-import { decodeHeartbeat } from '../../amphora-agent/heartbeat.js';
+import pino from 'pino';
+import { HeartbeatReceiver, type AcceptedHeartbeat } from '../../providers/amphora/health/receiver.js';
+import { heartbeatKey } from '../../providers/amphora/heartbeat-key.js';
 import { CertificateAuthority } from '../../pki/ca.js';
 import { BridgeNetwork } from '../../network/bridge-network/bridge-network.js';
 import { deleteNetns, ensureNetns, IP, ip, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
@@ -26,7 +28,7 @@ import { unmet } from '../../../test/support/requirements.js';
 import { ids, listener, loadBalancer, member, pool } from '../../../test/support/render-fixtures.js';
 
 const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
-const HEARTBEAT_KEY = 'k'.repeat(32);
+const HEARTBEAT_SECRET = 'netns-compute-test-'.padEnd(40, 's');
 const TENANT = { cidr: 24, vip: '10.77.0.50', member: '10.77.0.21', client: '10.77.0.100' };
 const skip = unmet('namespaces') || unmet('haproxy');
 /** Every test ends, passing or not, within this; each wait inside it is bounded more tightly. */
@@ -39,10 +41,16 @@ interface Lab {
   ca: CertificateAuthority;
   compute: NetnsCompute;
   spec: AmphoraSpec;
-  heartbeats: Array<{ datagram: Buffer; from: RemoteInfo }>;
+  /** Datagrams on a plain socket of the controller's management address, with their sender… */
+  datagrams: RemoteInfo[];
+  /** …and what the health manager's receiver, on the same address, accepted. */
+  accepted: AcceptedHeartbeat[];
 }
 
-/** A data directory, its fabric with the management bridge, a CA, a heartbeat socket on the controller's address, and the spec of one amphora. */
+/**
+ * A data directory, its fabric with the management bridge, a CA, the health manager's heartbeat receiver and
+ * a plain socket on the controller's management address, and the spec of one amphora sending to both.
+ */
 async function lab(t: { after(fn: () => Promise<void>): void }): Promise<Lab> {
   // Short: HAProxy's sockets live in the amphora's directory under it.
   const dataDir = mkdtempSync('/tmp/ostia-nc-');
@@ -50,15 +58,30 @@ async function lab(t: { after(fn: () => Promise<void>): void }): Promise<Lab> {
   const net = new BridgeNetwork(dataDir, managementNetwork);
   const compute = new NetnsCompute(join(dataDir, 'amphorae'), { management: net.management, dataDir, stopGraceMs: 2_000 });
   const socket = createSocket('udp4');
+  const accepted: AcceptedHeartbeat[] = [];
+  const receiver = new HeartbeatReceiver({
+    listen: `${controllerAddress}:0`,
+    heartbeatSecret: HEARTBEAT_SECRET,
+    maxSkewMs: 3_000,
+    flushMs: 10,
+    maxPending: 10,
+    write: async (batch) => {
+      accepted.push(...batch);
+      return { unknown: [] };
+    },
+    log: pino({ level: 'silent' }),
+  });
   t.after(async () => {
     socket.close();
+    await receiver.close();
     for (const { computeId } of await compute.list()) await compute.delete(computeId);
     await net.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   });
   await net.open();
-  const heartbeats: Lab['heartbeats'] = [];
-  socket.on('message', (datagram, from) => heartbeats.push({ datagram, from }));
+  const receiving = await receiver.start();
+  const datagrams: RemoteInfo[] = [];
+  socket.on('message', (_datagram, from) => datagrams.push(from));
   socket.bind(0, controllerAddress);
   await once(socket, 'listening');
   const ca = await CertificateAuthority.open(join(dataDir, 'pki'));
@@ -72,11 +95,11 @@ async function lab(t: { after(fn: () => Promise<void>): void }): Promise<Lab> {
     certPem: issued.certPem,
     keyPem: issued.keyPem,
     clientCaPem: ca.clientCaPem,
-    heartbeat: { key: HEARTBEAT_KEY, targets: [`${controllerAddress}:${socket.address().port}`], intervalMs: 100 },
+    heartbeat: { key: heartbeatKey(HEARTBEAT_SECRET, AMPHORA_ID), targets: [`${controllerAddress}:${receiving.port}`, `${controllerAddress}:${socket.address().port}`], intervalMs: 100 },
     haproxyBinary: '/usr/sbin/haproxy',
     maxconn: 1000,
   };
-  return { dataDir, net, ca, compute, spec, heartbeats };
+  return { dataDir, net, ca, compute, spec, datagrams, accepted };
 }
 
 async function agentClient(l: Lab): Promise<AgentClient> {
@@ -126,10 +149,10 @@ test('an amphora boots into its own namespaces on the management bridge, under i
   const info = await client.info();
   assert.equal(info.amphoraId, AMPHORA_ID, 'the controller reaches the agent over mutual TLS on the management address');
 
-  const heartbeat = await until('a heartbeat on the management network', () => l.heartbeats[0]);
-  assert.equal(heartbeat.from.address, l.spec.managementAddress, 'sent from the management address');
-  const decoded = decodeHeartbeat(heartbeat.datagram, (id) => (id === AMPHORA_ID ? HEARTBEAT_KEY : undefined));
-  assert.ok('heartbeat' in decoded && decoded.heartbeat.amphoraId === AMPHORA_ID, JSON.stringify(decoded));
+  const from = await until('a heartbeat on the management network', () => l.datagrams[0]);
+  assert.equal(from.address, l.spec.managementAddress, 'sent from the management address');
+  const accepted = await until("the health manager's receiver accepting a heartbeat", () => l.accepted[0]);
+  assert.equal(accepted.heartbeat.amphoraId, AMPHORA_ID);
 });
 
 test("the amphora sees its own directory but not the controller's data directory, /run or other amphorae", options, async (t) => {
