@@ -112,10 +112,9 @@ export interface BridgeAttachment {
 
 /**
  * A port on `bridge`: a veth whose end `port` is enslaved to the bridge and whose other end is interface
- * `inside` of namespace `netns`, holding `address`, all up (with `netns`'s loopback). Three `ip` runs.
+ * `inside` of namespace `netns`, holding `address`, all up (with `netns`'s loopback). Two `ip` runs.
  */
 export async function plugPort(bridge: BridgeAttachment, port: string, netns: string, address: string, inside = 'eth0'): Promise<void> {
-  await ip('link', 'add', port, 'netns', bridge.namespace, 'type', 'veth', 'peer', 'name', inside, 'netns', netns);
-  await ip('-n', bridge.namespace, 'link', 'set', port, 'master', bridge.bridge, 'up');
+  await ipBatch(bridge.namespace, [`link add ${port} type veth peer name ${inside} netns ${netns}`, `link set ${port} master ${bridge.bridge} up`]);
   await ipBatch(netns, [`address add ${address}/${bridge.prefixLength} dev ${inside}`, `link set ${inside} up`, 'link set lo up']);
 }

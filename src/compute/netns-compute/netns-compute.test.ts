@@ -27,7 +27,8 @@ import { amphoraUid, NetnsCompute } from './netns-compute.js';
 import { unmet } from '../../../test/support/requirements.js';
 import { ids, listener, loadBalancer, member, pool } from '../../../test/support/render-fixtures.js';
 
-const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
+/** The amphora the render fixtures' configurations are for. */
+const AMPHORA_ID = ids.amphora(1);
 const HEARTBEAT_SECRET = 'netns-compute-test-'.padEnd(40, 's');
 const TENANT = { cidr: 24, vip: '10.77.0.50', member: '10.77.0.21', client: '10.77.0.100' };
 const skip = unmet('namespaces') || unmet('haproxy');
@@ -134,7 +135,8 @@ test('an amphora boots into its own namespaces on the management bridge, under i
   const bootMs = performance.now() - started;
   t.diagnostic(`netns amphora boot to agent listening: ${bootMs.toFixed(0)} ms`);
   assert.equal(computeId, `netns:${AMPHORA_ID}`);
-  assert.ok(bootMs < 1_000, `booted in ${bootMs.toFixed(0)} ms`);
+  // Well under a second on an idle machine (the figure above); the bound leaves room for a suite running beside it.
+  assert.ok(bootMs < 2_000, `booted in ${bootMs.toFixed(0)} ms`);
 
   const netns = l.compute.namespaceOf(AMPHORA_ID);
   const { pid } = pidRecord(l.spec.dir);
@@ -228,7 +230,7 @@ test('a restarted controller finds the amphora running and deletes its processes
 
   await fresh.delete(computeId);
   assert.ok(!netnsExists(netns), 'namespace gone');
-  assert.equal(execFileSync(IP, ['-n', l.net.fabric, '-o', 'link', 'show'], { encoding: 'utf8' }).includes('a0b6f7c4e2b1a'), false, 'its management veth gone');
+  assert.equal(execFileSync(IP, ['-n', l.net.fabric, '-o', 'link', 'show'], { encoding: 'utf8' }).includes(`a${AMPHORA_ID.replace(/-/g, '').slice(0, 12)}`), false, 'its management veth gone');
   for (const pid of pids) assert.ok(!leaderRunning({ pid, startTime: null }), `process ${pid} gone`);
   assert.ok(!existsSync(l.spec.dir));
   assert.equal(await fresh.status(computeId), 'stopped');

@@ -17,7 +17,7 @@
  * as the processes do. The directory belongs to root with the amphora's group, sticky: the agent
  * writes its files there but cannot replace agent.pid, which the controller trusts to signal.
  */
-import { chmod, chown } from 'node:fs/promises';
+import { chmod, chown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
@@ -41,30 +41,50 @@ export function amphoraUid(amphoraId: string): number {
   return AMPHORA_UID_BASE + parseInt(amphoraId.replace(/-/g, '').slice(0, 6), 16);
 }
 
+/** What hides the machine from an amphora (below), kept in its directory: root's, which the sticky directory keeps the amphora from replacing. */
+const MOUNTS_FILE = 'mounts.fstab';
+/** Where the amphora's directory waits while the data directory above it is covered. */
+const STAGE = '/run/amphora';
+
+/**
+ * The amphora's mounts, in order, for one `mount --all --fstab` (one program start instead of one per
+ * mount): private /run, the amphora's directory staged there, private /tmp, /var/tmp and /dev/shm, an
+ * empty tmpfs over the controller's data directory, the amphora's directory bound back in its place
+ * from the stage, and a fresh /run over the stage (named apart, or mount would think it mounted).
+ * X-mount.mkdir makes the mount points inside the new tmpfs.
+ */
+function amphoraMounts(dataDir: string, dir: string): string {
+  const tmpfs = (target: string, mode: string, size: string, extra = '') => `ostia-amphora ${fstabPath(target)} tmpfs mode=${mode},size=${size}${extra} 0 0`;
+  return [
+    tmpfs('/run', '0755', '64k'),
+    `${fstabPath(dir)} ${STAGE} none bind,X-mount.mkdir 0 0`,
+    ...['/tmp', '/var/tmp', '/dev/shm'].map((d) => tmpfs(d, '1777', '16m')),
+    tmpfs(dataDir, '0755', '64k', ',X-mount.mkdir'),
+    `${STAGE} ${fstabPath(dir)} none bind,X-mount.mkdir 0 0`,
+    'ostia-amphora-run /run tmpfs mode=0755,size=64k 0 0',
+  ].join('\n') + '\n';
+}
+
+/** fstab separates fields with blanks: those in a path are written as octal escapes. */
+function fstabPath(path: string): string {
+  return path.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
 /**
  * Run as root by `ip netns exec`, which enters the network namespace and a new mount namespace whose
- * mounts do not propagate back (it makes / a recursive slave): hides what the amphora must not see,
- * then drops to its uid. $1 the controller's data directory, $2 the amphora's directory, $3 its uid,
- * then the agent's command. The amphora's directory is moved back over the hidden data directory
- * from a stage in the private /run. The umask lets the uid traverse the directories made for it;
- * `mount -n` leaves no record in /run/mount. Ports below 1024 become bindable by any uid in this
- * network namespace only (the setting is per namespace), so HAProxy can serve port 80 unprivileged.
+ * mounts do not propagate back (it makes / a recursive slave): mounts the amphora's view, then drops
+ * to its uid. $1 the mounts file, $2 the amphora's directory, $3 its uid, then the agent's command.
+ * The umask lets the uid traverse the directories made for it; `-n` leaves no record in /run/mount.
+ * Ports below 1024 become bindable by any uid in this network namespace only (the setting is per
+ * namespace), so HAProxy can serve port 80 unprivileged.
  */
 const ENTER_AMPHORA = `set -e
 umask 022
-data=$1 home=$2 id=$3
-shift 3
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
-mount -n -t tmpfs -o mode=0755,size=64k ostia-amphora /run
-mkdir /run/amphora
-mount -n --bind "$home" /run/amphora
-for d in /tmp /var/tmp /dev/shm; do mount -n -t tmpfs -o mode=1777,size=16m ostia-amphora "$d"; done
-mkdir -p "$data"
-mount -n -t tmpfs -o mode=0755,size=64k ostia-amphora "$data"
-mkdir -p "$home"
-mount -n --move /run/amphora "$home"
-rmdir /run/amphora
-cd "$home"
+mount -n --all --fstab "$1"
+cd "$2"
+id=$3
+shift 3
 exec /usr/bin/setpriv --reuid="$id" --regid="$id" --clear-groups --no-new-privs -- "$@"
 `;
 
@@ -91,6 +111,7 @@ export class NetnsCompute extends ProcessCompute {
     await plugPort(this.management, portName(spec.amphoraId), netns, spec.managementAddress);
     const id = amphoraUid(spec.amphoraId);
     for (const file of [AMPHORA_FILES.config, AMPHORA_FILES.cert, AMPHORA_FILES.key, AMPHORA_FILES.clientCa]) await chown(join(dir, file), id, id);
+    await writeFile(join(dir, MOUNTS_FILE), amphoraMounts(this.dataDir, dir), { mode: 0o600 });
     await chown(dir, 0, id);
     await chmod(dir, 0o1770);
   }
@@ -99,7 +120,7 @@ export class NetnsCompute extends ProcessCompute {
     const id = String(amphoraUid(amphoraId));
     return {
       file: IP,
-      args: ['netns', 'exec', this.namespaceOf(amphoraId), '/bin/sh', '-c', ENTER_AMPHORA, 'ostia-amphora', this.dataDir, dir, id, agent.file, ...agent.args],
+      args: ['netns', 'exec', this.namespaceOf(amphoraId), '/bin/sh', '-c', ENTER_AMPHORA, 'ostia-amphora', join(dir, MOUNTS_FILE), dir, id, agent.file, ...agent.args],
     };
   }
 
