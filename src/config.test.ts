@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultConfig, deepMerge, validateConfig, ConfigError, providersNeedingRealNetwork } from './config.js';
+import { bridgeManagementNetwork, checkNamespaceDrivers, defaultConfig, deepMerge, validateConfig, ConfigError, providersNeedingRealNetwork } from './config.js';
 
 test('the embedded defaults are a valid config', () => {
   assert.doesNotThrow(() => validateConfig(defaultConfig('/tmp/x')));
@@ -57,11 +57,38 @@ test('compute.driver is local by default, noop on request, and anything else is 
   const withDriver = (driver: unknown) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver } }));
   assert.equal(validateConfig(defaultConfig('/tmp/x')).compute.driver, 'local');
   assert.equal(withDriver('noop').compute.driver, 'noop');
-  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'invalid configuration:\n  /compute/driver: "qemu" is not one of local, noop');
+  assert.throws(() => withDriver('qemu'), (e: Error) => e instanceof ConfigError && e.message === 'invalid configuration:\n  /compute/driver: "qemu" is not one of local, netns, noop');
   // Every choice among fixed values is said with its values.
   for (const [key, patch] of [['/network/driver', { network: { driver: 'neutron' } }], ['/api/policy', { api: { policy: 'strict' } }], ['/identity/mode', { identity: { mode: 'ldap' } }]] as const)
     assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), patch)), (e: Error) => new RegExp(`${key}: "\\w+" is not one of \\w+, \\w+`).test(e.message));
   assert.throws(() => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'noop', drvier: 'x' } })), /compute/);
+});
+
+test('compute.driver netns and network.driver bridge go together, and need root', () => {
+  const drivers = (compute: string, network: string) => ({ compute: { driver: compute }, network: { driver: network } }) as Parameters<typeof checkNamespaceDrivers>[0];
+  assert.throws(() => checkNamespaceDrivers(drivers('netns', 'catalog'), 0), /^Error: compute.driver netns needs network.driver bridge .*now 'catalog'\)$/);
+  assert.throws(() => checkNamespaceDrivers(drivers('local', 'bridge'), 0), /network.driver bridge needs compute.driver netns \(amphorae of 'local' cannot plug into its bridges\)/);
+  assert.throws(
+    () => checkNamespaceDrivers(drivers('netns', 'bridge'), 1000),
+    (e: Error) => e instanceof ConfigError && /cannot run here: creating network namespaces, bridges and veths needs root\. Run Ostia as root, or use compute.driver local and network.driver catalog/.test(e.message),
+  );
+  assert.doesNotThrow(() => checkNamespaceDrivers(drivers('local', 'catalog'), 1000));
+});
+
+test('under network.driver bridge the management network and heartbeat address default to a /24 of 198.18.0.0/15 chosen by the data directory', { skip: process.getuid?.() === 0 ? false : 'validating netns + bridge needs root' }, () => {
+  const bridged = (dataDir: string, over: unknown = {}) => validateConfig(deepMerge(defaultConfig(dataDir), deepMerge({ compute: { driver: 'netns' }, network: { driver: 'bridge' } }, over)));
+  const a = bridged('/tmp/ostia-a');
+  const { managementNetwork, controllerAddress } = bridgeManagementNetwork('/tmp/ostia-a');
+  assert.deepEqual(a.amphora.managementNetwork, managementNetwork);
+  assert.match(managementNetwork.cidr, /^198\.1[89]\.\d+\.0\/24$/);
+  assert.equal(managementNetwork.start, managementNetwork.cidr.replace('.0/24', '.10'));
+  assert.equal(a.amphora.healthListen, `${controllerAddress}:5555`);
+  assert.equal(controllerAddress, managementNetwork.cidr.replace('.0/24', '.1'));
+  assert.deepEqual(bridged('/tmp/ostia-a').amphora, a.amphora, 'the same data directory, the same network');
+  assert.notDeepEqual(bridgeManagementNetwork('/tmp/ostia-b').managementNetwork, managementNetwork);
+  const own = { cidr: '10.99.0.0/24', start: '10.99.0.10', end: '10.99.0.20' };
+  assert.deepEqual(bridged('/tmp/ostia-a', { amphora: { managementNetwork: own, healthListen: '10.99.0.1:6000' } }).amphora.managementNetwork, own, 'a configured network is kept');
+  assert.equal(validateConfig(defaultConfig('/tmp/ostia-a')).amphora.managementNetwork.cidr, '127.80.0.0/16', 'catalog keeps loopback');
 });
 
 test('network.allowControlPlaneMembers is off by default, a boolean, and the member address settings are checked at start', () => {

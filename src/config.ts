@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { createHash, randomBytes } from 'node:crypto';
 import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
@@ -13,6 +14,7 @@ import { QuotaResources } from './domain/defaults.js';
 import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
 import { HEARTBEAT_MIN_INTERVAL_MS } from './domain/amphora-config.js';
+import { namespacesUnavailable } from './linux-net/ip.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
 const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
@@ -53,7 +55,7 @@ const ServiceCredentials = {
   projectDomainName: Type.String(),
 };
 
-const ComputeDrivers = ['local', 'noop'] as const;
+const ComputeDrivers = ['local', 'netns', 'noop'] as const;
 
 const ConfigSchema = Closed({
   dataDir: Type.String(),
@@ -89,10 +91,12 @@ const ConfigSchema = Closed({
   }),
   network: Closed({
     /**
-     * catalog: the networks below are the only ones; noop: any UUID is a network, subnet, port,
-     * QoS policy or security group as well (Octavia's network_noop_driver, a test mode).
+     * catalog: the networks below are the only ones, amphorae on loopback; bridge: the same networks, and
+     * the amphorae's management network a Linux bridge in a namespace of Ostia's (root only, with
+     * compute.driver netns); noop: any UUID is a network, subnet, port, QoS policy or security group as
+     * well (Octavia's network_noop_driver, a test mode).
      */
-    driver: Type.Union([Type.Literal('catalog'), Type.Literal('noop')]),
+    driver: Type.Union([Type.Literal('catalog'), Type.Literal('bridge'), Type.Literal('noop')]),
     networks: Type.Array(Network),
     qosPolicies: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
     securityGroups: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
@@ -105,7 +109,10 @@ const ConfigSchema = Closed({
   }),
   quotas: Closed(Object.fromEntries(QuotaResources.map((r) => [r, Type.Integer({ minimum: -1 })])) as Record<(typeof QuotaResources)[number], ReturnType<typeof Type.Integer>>),
   amphora: Closed({
-    /** Management addresses of amphorae (loopback network driver); agents listen there. */
+    /**
+     * Management addresses of amphorae; agents listen there. Inside 127.0.0.0/8 for network.driver catalog;
+     * a real IPv4 network for bridge, whose first address is the controller's (default: a /24 of 198.18.0.0/15).
+     */
     managementNetwork: Closed({ cidr: Type.String(), start: Type.String(), end: Type.String() }),
     agentPort: Type.Integer({ minimum: 1, maximum: 65535 }),
     /** Where `ostia health` receives heartbeats (host:port); amphorae send there. */
@@ -140,7 +147,8 @@ const ConfigSchema = Closed({
   compute: Closed({
     /**
      * What the amphora provider boots amphorae with: `local` runs each as processes on this machine;
-     * `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
+     * `netns` as processes in a network and mount namespace of their own, under a uid of their own (root
+     * only, with network.driver bridge); `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
      */
     driver: Type.Union(ComputeDrivers.map((d) => Type.Literal(d))),
   }),
@@ -366,8 +374,52 @@ export function validateConfig(candidate: unknown): Config {
   checkKeyManager(config);
   checkOvn(config);
   checkNetworkDriver(config);
-  checkMemberAddressSettings(config);
-  return config;
+  const bridged = withBridgeDefaults(config);
+  checkNamespaceDrivers(bridged);
+  checkMemberAddressSettings(bridged);
+  return bridged;
+}
+
+/** 8 hex digits naming a data directory: its fabric namespace, its management network under network.driver bridge. */
+export function dataDirTag(dataDir: string): string {
+  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 8);
+}
+
+/**
+ * The management network network.driver bridge uses when amphora.managementNetwork is left at its loopback
+ * default: one /24 of 198.18.0.0/15 chosen by the data directory. That range is reserved for benchmarking
+ * (RFC 2544): no site routes it, unlike the private ranges that VPNs, Docker and cloud VPCs (172.31.0.0/16
+ * is AWS's default) already use on the machines Ostia runs on. Its .1 is the controller, which also receives
+ * heartbeats there.
+ */
+export function bridgeManagementNetwork(dataDir: string): { managementNetwork: Config['amphora']['managementNetwork']; controllerAddress: string } {
+  const index = parseInt(dataDirTag(dataDir).slice(0, 4), 16) % 512;
+  const base = `198.${18 + (index >> 8)}.${index & 255}`;
+  return { managementNetwork: { cidr: `${base}.0/24`, start: `${base}.10`, end: `${base}.250` }, controllerAddress: `${base}.1` };
+}
+
+/** Under network.driver bridge, the management network and heartbeat address still at their loopback defaults move onto the bridge. */
+function withBridgeDefaults(config: Config): Config {
+  if (config.network.driver !== 'bridge') return config;
+  const defaults = defaultConfig(config.dataDir).amphora;
+  const bridge = bridgeManagementNetwork(config.dataDir);
+  const amphora = { ...config.amphora };
+  if (isDeepStrictEqual(amphora.managementNetwork, defaults.managementNetwork)) amphora.managementNetwork = bridge.managementNetwork;
+  if (amphora.healthListen === defaults.healthListen) amphora.healthListen = `${bridge.controllerAddress}:${parseHostPort(defaults.healthListen, 'amphora.healthListen').port}`;
+  return { ...config, amphora };
+}
+
+/** compute.driver netns and network.driver bridge go together (an amphora in a namespace is reached only over the bridge) and need root. */
+export function checkNamespaceDrivers(config: Pick<Config, 'compute' | 'network'>, uid?: number): void {
+  const netns = config.compute.driver === 'netns';
+  const bridge = config.network.driver === 'bridge';
+  if (netns && !bridge)
+    throw new ConfigError(`compute.driver netns needs network.driver bridge (its amphorae are reached over the management bridge; now '${config.network.driver}')`);
+  if (bridge && !netns)
+    throw new ConfigError(`network.driver bridge needs compute.driver netns (amphorae of '${config.compute.driver}' cannot plug into its bridges)`);
+  if (!netns) return;
+  const why = namespacesUnavailable(uid);
+  if (why) throw new ConfigError(`compute.driver netns and network.driver bridge cannot run here: ${why}. Run Ostia as root, or use compute.driver local and network.driver catalog`);
 }
 
 /** The member address rule (src/domain/rules/member-address.ts) judges by these; a typo would silently let addresses through. */

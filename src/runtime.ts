@@ -97,25 +97,36 @@ export interface Runtime {
 }
 
 /**
- * The amphora provider's machinery on this machine: the CA under DATA_DIR/pki, amphorae as
- * local processes under DATA_DIR/amphorae (or, under compute.driver noop, nothing booted and no
- * agent spoken to), addresses on loopback. Loaded and opened by the first flow that needs it,
- * so API-only processes neither load nor touch it.
+ * The amphora provider's machinery on this machine: the CA under DATA_DIR/pki, amphorae under
+ * DATA_DIR/amphorae as local processes on loopback addresses (compute.driver local), or in
+ * namespaces of their own on the management bridge (netns, with network.driver bridge, whose
+ * fabric is built here), or nothing booted and no agent spoken to (noop). Loaded and opened by
+ * the first flow that needs it, so API-only processes neither load nor touch it.
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
   return openOnce(async () => {
-    const [{ CertificateAuthority }, { LoopbackNetwork }] = await Promise.all([import('./pki/ca.js'), import('./network/loopback-network/loopback-network.js')]);
+    const { CertificateAuthority } = await import('./pki/ca.js');
     const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
+    const rootDir = join(config.dataDir, 'amphorae');
+    const common = { settings: config.amphora, ca, keyManager };
+    if (config.compute.driver === 'netns') {
+      const [{ BridgeNetwork }, { NetnsCompute }] = await Promise.all([import('./network/bridge-network/bridge-network.js'), import('./compute/netns-compute/netns-compute.js')]);
+      const network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork);
+      await network.open();
+      const compute = new NetnsCompute(rootDir, { management: network.management, dataDir: config.dataDir });
+      return { ...common, network, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
+    }
+    const { LoopbackNetwork } = await import('./network/loopback-network/loopback-network.js');
     // Management addresses only under compute.driver noop, whose flows plug no VIP (the one way network.driver noop goes with amphorae).
-    const common = { settings: config.amphora, network: new LoopbackNetwork(config.amphora.managementNetwork), ca, keyManager };
+    const network = new LoopbackNetwork(config.amphora.managementNetwork);
     if (computeIsNoop(config)) {
       const { NoopCompute } = await import('./compute/noop-compute/noop-compute.js');
       // Nothing is written there: the directory only names the amphora in messages.
-      return { ...common, dataPlane: false, compute: new NoopCompute(), amphoraDir: (id) => join(config.dataDir, 'amphorae', id), agent: noopAgentClients };
+      return { ...common, network, dataPlane: false, compute: new NoopCompute(), amphoraDir: (id) => join(rootDir, id), agent: noopAgentClients };
     }
     const { LocalCompute } = await import('./compute/local-compute/local-compute.js');
-    const compute = new LocalCompute(join(config.dataDir, 'amphorae'));
-    return { ...common, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
+    const compute = new LocalCompute(rootDir);
+    return { ...common, network, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
   });
 }
 
@@ -156,7 +167,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   const roleStarters = (asked: { health?: boolean; housekeeping?: boolean }) => {
     const starters: Array<[BackgroundRole, () => Promise<Omit<RunningRole, 'role'>>]> = [];
     if (asked.health && amphoraeRun(config))
-      starters.push(['amphora health', () => startAmphoraHealth({ db, config, jobs: signal, enqueue, providers, log: log.child({ role: 'health' }), metrics: deps.metrics })]);
+      starters.push([
+        'amphora health',
+        async () => {
+          // Under network.driver bridge heartbeats arrive on the management bridge, which opening the machinery builds.
+          if (config.network.driver === 'bridge') await amphora();
+          return startAmphoraHealth({ db, config, jobs: signal, enqueue, providers, log: log.child({ role: 'health' }), metrics: deps.metrics });
+        },
+      ]);
     if (asked.health && ovnProviderEnabled(config))
       starters.push(['ovn health', async () => (await import('./providers/ovn/roles.js')).startOvnHealth(db, config, ovn.load, log.child({ role: 'health', provider: 'ovn' }))]);
     if (asked.housekeeping) starters.push(['amphora housekeeping', async () => startAmphoraHousekeeping(db, config, log.child({ role: 'housekeeping' }), await amphora())]);

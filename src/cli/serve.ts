@@ -104,7 +104,7 @@ function withHeartbeat(config: Config, roles: Roles): Config {
 /** A worker that boots amphorae fails at start, not at the first load balancer, when they could not run. */
 async function preflightAmphorae(config: Config): Promise<void> {
   const [{ findAmphoraProgram }, { HAPROXY_SOCKET_PATH_MAX, longestSocketPath }] = await Promise.all([
-    import('../compute/local-compute/local-compute.js'),
+    import('../compute/process-compute.js'),
     import('../amphora-agent/layout.js'),
   ]);
   if (!findAmphoraProgram(config.amphora.haproxyBinary))

@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { namespacesUnavailable } from '../../src/linux-net/ip.js';
 
 const PYTHON_PACKAGES = '/usr/lib/python3/dist-packages';
 export const OVN_SCHEMAS = { nb: '/usr/share/ovn/ovn-nb.ovsschema', sb: '/usr/share/ovn/ovn-sb.ovsschema', vswitch: '/usr/share/openvswitch/vswitch.ovsschema' } as const;
@@ -58,6 +59,12 @@ const REQUIREMENTS = {
     group: 'ovn',
     enable: 'run npm test as root',
     check: ovnSandboxCheck,
+  },
+  namespaces: {
+    tests: 'netns compute and bridge network tests (amphorae in network and mount namespaces on a management bridge)',
+    group: 'namespaces',
+    enable: 'run npm test as root',
+    check: () => namespacesUnavailable(),
   },
   postgresql: {
     tests: 'PostgreSQL pass (every database test again on PostgreSQL)',

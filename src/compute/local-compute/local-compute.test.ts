@@ -8,8 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalCompute, amphoraPath, defaultAgentCommand, findAmphoraProgram, parseComputeId } from './local-compute.js';
-import { leaderRunning } from './process-group.js';
+import { LocalCompute } from './local-compute.js';
+import { amphoraPath, defaultAgentCommand, findAmphoraProgram } from '../process-compute.js';
+import { leaderRunning } from '../process-group.js';
 import type { AgentBootConfig, AmphoraSpec } from '../compute-driver.js';
 
 const AMPHORA_ID = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
@@ -74,7 +75,7 @@ function spec(compute: LocalCompute, amphoraId = AMPHORA_ID): AmphoraSpec {
 /** What the fake agent recorded: it writes started.json (and its log line) before its ready line, which `started()` awaits. */
 async function started(compute: LocalCompute, computeId: string): Promise<Started> {
   await compute.started(computeId, AbortSignal.timeout(30_000));
-  return JSON.parse(readFileSync(join(compute.amphoraDir(parseComputeId(computeId)), 'started.json'), 'utf8')) as Started;
+  return JSON.parse(readFileSync(join(compute.amphoraDir(compute.parseComputeId(computeId)), 'started.json'), 'utf8')) as Started;
 }
 
 const alive = (pid: number) => leaderRunning({ pid, startTime: null });
@@ -280,7 +281,7 @@ test('unknown compute ids are stopped and deletable; ids of other drivers are re
   assert.equal(await compute.status(`local:${OTHER_ID}`), 'stopped');
   await compute.delete(`local:${OTHER_ID}`);
   await assert.rejects(compute.status('nova:1234'), /'nova:1234' is not a compute id of the local driver \(local:<amphora id>\)/);
-  assert.throws(() => parseComputeId('local:../../x'), /is not a compute id of the local driver/);
+  assert.throws(() => compute.parseComputeId('local:../../x'), /is not a compute id of the local driver/);
 });
 
 test('list ignores entries that are not amphora directories', async (t) => {

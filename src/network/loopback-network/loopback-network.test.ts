@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { defaultConfig } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { testDatabase as database } from '../../../test/support/postgres.js';
-import { LoopbackNetwork, MANAGEMENT_DEVICE_OWNER, MANAGEMENT_NETWORK_ID, MANAGEMENT_PROJECT_ID, MANAGEMENT_SUBNET_ID, isLoopbackAddress } from './loopback-network.js';
+import { LoopbackNetwork, isLoopbackAddress } from './loopback-network.js';
+import { MANAGEMENT_DEVICE_OWNER, MANAGEMENT_NETWORK_ID, MANAGEMENT_PROJECT_ID, MANAGEMENT_SUBNET_ID } from '../management-ports.js';
 
 const A = '0b6f7c4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f';
 const B = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../../db/database.js';
 import type { ComputeDriver } from '../../../compute/compute-driver.js';
 import type { NetworkDriver } from '../../../network/network-driver.js';
-import { MANAGEMENT_DEVICE_OWNER } from '../../../network/loopback-network/loopback-network.js';
+import { MANAGEMENT_DEVICE_OWNER } from '../../../network/management-ports.js';
 import { timestamp } from '../../../domain/time.js';
 
 export interface OrphanReaperDeps {

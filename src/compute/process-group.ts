@@ -1,5 +1,5 @@
 /**
- * A local amphora is a process group: the agent leads it and HAProxy runs inside it. The
+ * An amphora of the local and netns drivers is a process group: the agent leads it and HAProxy runs inside it. The
  * controller that started it may be long gone, so the group is found again from a pid
  * file and checked before it is signalled: a pid file that outlived a reboot must not make
  * us kill whatever process now has that number.
@@ -79,18 +79,24 @@ function groupAlive(pgid: number): boolean {
  */
 export function groupsWorkingIn(dir: string): GroupRecord[] {
   if (!HAS_PROC) return [];
-  const groups = new Map<number, GroupRecord>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let cwd: string;
+  const working = readdirSync('/proc').filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
     try {
-      cwd = readlinkSync(`/proc/${entry}/cwd`);
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      // A directory removed under a running process reads as "<path> (deleted)".
+      return cwd === dir || cwd === `${dir} (deleted)`;
     } catch {
-      continue;
+      return false;
     }
-    // A directory removed under a running process reads as "<path> (deleted)".
-    if (cwd !== dir && cwd !== `${dir} (deleted)`) continue;
-    const stat = readStat(Number(entry));
+  });
+  return groupsOf(working.map(Number));
+}
+
+/** The groups the live (non-zombie) processes among `pids` belong to. */
+export function groupsOf(pids: readonly number[]): GroupRecord[] {
+  const groups = new Map<number, GroupRecord>();
+  for (const pid of pids) {
+    const stat = readStat(pid);
     if (stat && stat.state !== 'Z' && !groups.has(stat.pgrp)) groups.set(stat.pgrp, { pid: stat.pgrp, startTime: startTimeOf(stat.pgrp) });
   }
   return [...groups.values()];
