@@ -7,8 +7,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { TreeObject } from '../db/records/tree-object.js';
-import { treeObjectCodec } from '../db/records/tree-object.js';
+import { treeObjectCodec, type TreeObject } from '../db/records/tree-object.js';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { PendingStatuses, type OperatingStatus } from '../domain/enums.js';
 

@@ -7,7 +7,7 @@ export function treeFields(row: Row<TreeObject>) {
     id: row.id,
     provisioning_status: row.provisioning_status,
     operating_status: row.operating_status,
-    admin_state_up: treeObjectCodec.decode(row).admin_state_up,
+    admin_state_up: treeObjectCodec.decode({ admin_state_up: row.admin_state_up }).admin_state_up,
     project_id: row.project_id,
     // Octavia still renders the deprecated duplicate, and upstream tests assert it.
     tenant_id: row.project_id,

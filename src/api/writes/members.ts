@@ -29,10 +29,6 @@ function settingsOf(row: MemberRow): MemberSettings {
   return { name, admin_state_up, weight, backup, monitor_address, monitor_port };
 }
 
-function settingsColumns(s: MemberSettings) {
-  return memberCodec.encode(s);
-}
-
 
 /** SR-IOV member ports need the load balancer's flavor to say `allow_member_sriov: true`. */
 async function flavorAllowsSriovMembers(trx: Trx, lbId: string): Promise<boolean> {
@@ -70,7 +66,7 @@ export async function insertMember(deps: ApiDeps, trx: Trx, pool: PoolRow, input
     id: randomUUID(),
     project_id: pool.project_id,
     pool_id: pool.id,
-    ...settingsColumns(memberSettingsForCreate(input)),
+    ...memberCodec.encode(memberSettingsForCreate(input)),
     address: input.address,
     protocol_port: input.protocol_port,
     subnet_id: input.subnet_id ?? null,
@@ -91,7 +87,7 @@ async function rewriteMember(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, curre
   // Only a new monitor_address is judged: a member's address is immutable, and one stored before a rule changed stays updatable.
   if (settings.monitor_address && settings.monitor_address !== current.monitor_address)
     assertMemberAddressAllowed(settings.monitor_address, 'monitor_address', memberAddressPolicy(deps.config));
-  const updated: MemberRow = { ...current, ...settingsColumns(settings), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() };
+  const updated: MemberRow = { ...current, ...memberCodec.encode(settings), provisioning_status: 'PENDING_UPDATE', updated_at: timestamp() };
   deps.providers.forLoadBalancer(lb.provider).checks.member?.(memberCodec.decode(updated), loadBalancerCodec.decode(lb));
   await trx.updateTable('member').set(updated).where('id', '=', current.id).execute();
   await writeTags(trx, current.id, tags);
