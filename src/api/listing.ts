@@ -53,7 +53,7 @@ function schemaKind(schema: TSchema): AttrKind | undefined {
 }
 
 /** Every scalar field of a create body, filterable under its own name and column: a new field is a new filter. */
-export function schemaAttributes(body: TObject): Record<string, Attribute> {
+function schemaAttributes(body: TObject): Record<string, Attribute> {
   const out: Record<string, Attribute> = {};
   for (const [name, schema] of Object.entries(body.properties)) {
     const kind = schemaKind(schema);

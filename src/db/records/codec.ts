@@ -18,8 +18,8 @@ type Stored<T> = [NonNullable<T>] extends [boolean] ? 'bool' : [NonNullable<T>] 
 export type Conversions<R> = { [K in keyof R as [Stored<R[K]>] extends [never] ? never : K]-?: Stored<R[K]> };
 
 /** A row, a selection of its columns or a join's result, its record's columns decoded and the rest as they are. */
-export type Decoded<R, T> = { [K in keyof T]: K extends keyof R ? R[K] : T[K] };
-export type Encoded<R, T> = { [K in keyof T]: K extends keyof R ? Column<R[K]> : T[K] };
+type Decoded<R, T> = { [K in keyof T]: K extends keyof R ? R[K] : T[K] };
+type Encoded<R, T> = { [K in keyof T]: K extends keyof R ? Column<R[K]> : T[K] };
 
 export interface Codec<R> {
   decode<T extends Partial<Row<R>>>(row: T): Decoded<R, T>;
