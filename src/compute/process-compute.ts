@@ -76,7 +76,7 @@ export abstract class ProcessCompute implements ComputeDriver {
   }
 
   /** Sets up what the amphora runs in, after its boot files are written and before its agent starts. */
-  protected abstract prepare(spec: AmphoraSpec, dir: string): Promise<void>;
+  protected abstract prepare(spec: AmphoraSpec, dir: string, agent: Command): Promise<void>;
   /** The command that starts `agent` inside what prepare() set up. */
   protected abstract wrap(agent: Command, amphoraId: string, dir: string): Command;
   /** The amphora's process groups, besides the recorded one (a crashed agent's HAProxy, a group spawned and not recorded). */
@@ -101,7 +101,7 @@ export abstract class ProcessCompute implements ComputeDriver {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await chmod(dir, 0o700);
     await writeBootFiles(dir, spec);
-    await this.prepare(spec, dir);
+    await this.prepare(spec, dir, this.command(dir));
     signal.throwIfAborted();
     const { record, readiness } = await this.start(spec.amphoraId, dir);
     this.starting.set(computeId, readiness);

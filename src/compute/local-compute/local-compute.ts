@@ -3,7 +3,6 @@
  * the controller's own user, in the controller's network stack, with nothing around it: nothing
  * to prepare or remove, and its processes are those working in its directory.
  */
-import type { AmphoraSpec } from '../compute-driver.js';
 import { ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsWorkingIn, type GroupRecord } from '../process-group.js';
 
@@ -14,7 +13,7 @@ export class LocalCompute extends ProcessCompute {
     super('local', rootDir, opts);
   }
 
-  protected async prepare(_spec: AmphoraSpec, _dir: string): Promise<void> {}
+  protected async prepare(): Promise<void> {}
 
   protected wrap(agent: Command): Command {
     return agent;

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { bridgeManagementNetwork } from '../../config.js';
 import { AgentClient } from '../../amphora-client/client.js';
@@ -22,6 +22,7 @@ import { CertificateAuthority } from '../../pki/ca.js';
 import { BridgeNetwork } from '../../network/bridge-network/bridge-network.js';
 import { deleteNetns, ensureNetns, IP, ip, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
 import { leaderRunning } from '../process-group.js';
+import { defaultAgentCommand } from '../process-compute.js';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { amphoraUid, NetnsCompute } from './netns-compute.js';
 import { unmet } from '../../../test/support/requirements.js';
@@ -171,6 +172,29 @@ test("the amphora sees its own directory but not the controller's data directory
   assert.equal((await asAmphora(pid, 'ls', '-A', '/run')).stdout, '', "none of the machine's sockets and namespaces");
   // The controller's own record of the amphora stays the controller's: the sticky directory keeps the agent from replacing it.
   await assert.rejects(asAmphora(pid, 'mv', '-f', join(l.spec.dir, 'agent.json'), join(l.spec.dir, 'agent.pid')), /Operation not permitted|Permission denied/);
+});
+
+test('an agent installed under /tmp, which amphorae get privately, runs from its own directory bound back read-only', options, async (t) => {
+  const l = await lab(t);
+  const installed = mkdtempSync('/tmp/ostia-nc-install-');
+  t.after(() => rmSync(installed, { recursive: true, force: true }));
+  chmodSync(installed, 0o755); // as an installed program's directory is, and mkdtemp's is not
+  const bundled = defaultAgentCommand(l.spec.dir);
+  const copy = join(installed, basename(bundled.args[0]!));
+  copyFileSync(bundled.args[0]!, copy);
+  writeFileSync(join(installed, 'beside-the-agent'), 'visible');
+  const compute = new NetnsCompute(join(l.dataDir, 'amphorae'), {
+    management: l.net.management,
+    dataDir: l.dataDir,
+    stopGraceMs: 2_000,
+    command: (dir) => ({ file: bundled.file, args: [copy, ...defaultAgentCommand(dir).args.slice(1)] }),
+  });
+  const computeId = await compute.boot(l.spec, AbortSignal.timeout(10_000));
+  await compute.started(computeId, AbortSignal.timeout(10_000));
+  const { pid } = pidRecord(l.spec.dir);
+  assert.deepEqual((await asAmphora(pid, 'ls', '/tmp')).stdout.split('\n').filter(Boolean), [basename(l.dataDir), basename(installed)].sort(), 'of all /tmp, only the data directory (empty but for the amphora) and the directory the agent needs');
+  assert.equal((await asAmphora(pid, 'cat', join(installed, 'beside-the-agent'))).stdout, 'visible');
+  await assert.rejects(asAmphora(pid, 'touch', join(installed, 'written')), /Read-only file system/);
 });
 
 test('HAProxy serves the VIP inside the amphora to a client namespace on a tenant bridge', options, async (t) => {

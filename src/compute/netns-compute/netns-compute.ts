@@ -17,8 +17,9 @@
  * as the processes do. The directory belongs to root with the amphora's group, sticky: the agent
  * writes its files there but cannot replace agent.pid, which the controller trusts to signal.
  */
+import { existsSync } from 'node:fs';
 import { chmod, chown, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsOf, type GroupRecord } from '../process-group.js';
@@ -43,24 +44,49 @@ export function amphoraUid(amphoraId: string): number {
 
 /** What hides the machine from an amphora (below), kept in its directory: root's, which the sticky directory keeps the amphora from replacing. */
 const MOUNTS_FILE = 'mounts.fstab';
-/** Where the amphora's directory waits while the data directory above it is covered. */
+/** Where the amphora's directory, then the agent's program directories, wait while what lies above them is covered. */
 const STAGE = '/run/amphora';
+/** Covered by a private tmpfs in every amphora (with the controller's data directory). */
+const PRIVATE_DIRS = ['/run', '/tmp', '/var/tmp', '/dev/shm'];
+
+/**
+ * The directories of the agent's program files (the Node executable, the bundled agent) that the private
+ * mounts would hide: a checkout or a Node under /tmp still runs. They come back read-only.
+ */
+export function hiddenProgramDirs(agent: Command, dataDir: string, dir: string): string[] {
+  const covered = [...PRIVATE_DIRS, dataDir];
+  const dirs = [agent.file, ...agent.args]
+    .filter((arg) => isAbsolute(arg) && !isWithin(arg, dir) && existsSync(arg))
+    .map((file) => dirname(file))
+    .filter((d) => covered.some((c) => isWithin(d, c)));
+  return [...new Set(dirs)];
+}
+
+function isWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
 
 /**
  * The amphora's mounts, in order, for one `mount --all --fstab` (one program start instead of one per
- * mount): private /run, the amphora's directory staged there, private /tmp, /var/tmp and /dev/shm, an
- * empty tmpfs over the controller's data directory, the amphora's directory bound back in its place
- * from the stage, and a fresh /run over the stage (named apart, or mount would think it mounted).
- * X-mount.mkdir makes the mount points inside the new tmpfs.
+ * mount): private /run, the amphora's directory and the hidden program directories staged there, private
+ * /tmp, /var/tmp and /dev/shm, an empty tmpfs over the controller's data directory, the program
+ * directories bound back read-only and the amphora's directory in its place, and a fresh /run over the
+ * stage (named apart, or mount would think it mounted). X-mount.mkdir makes the mount points inside the
+ * new tmpfs.
  */
-function amphoraMounts(dataDir: string, dir: string): string {
+export function amphoraMounts(dataDir: string, dir: string, programDirs: readonly string[] = []): string {
   const tmpfs = (target: string, mode: string, size: string, extra = '') => `ostia-amphora ${fstabPath(target)} tmpfs mode=${mode},size=${size}${extra} 0 0`;
+  const bind = (from: string, to: string, extra = '') => `${fstabPath(from)} ${fstabPath(to)} none bind${extra},X-mount.mkdir 0 0`;
+  const staged = programDirs.map((d, i) => ({ dir: d, stage: `${STAGE}-program-${i}` }));
   return [
     tmpfs('/run', '0755', '64k'),
-    `${fstabPath(dir)} ${STAGE} none bind,X-mount.mkdir 0 0`,
-    ...['/tmp', '/var/tmp', '/dev/shm'].map((d) => tmpfs(d, '1777', '16m')),
+    bind(dir, STAGE),
+    ...staged.map((p) => bind(p.dir, p.stage)),
+    ...PRIVATE_DIRS.slice(1).map((d) => tmpfs(d, '1777', '16m')),
     tmpfs(dataDir, '0755', '64k', ',X-mount.mkdir'),
-    `${STAGE} ${fstabPath(dir)} none bind,X-mount.mkdir 0 0`,
+    ...staged.map((p) => bind(p.stage, p.dir, ',ro')),
+    bind(STAGE, dir),
     'ostia-amphora-run /run tmpfs mode=0755,size=64k 0 0',
   ].join('\n') + '\n';
 }
@@ -103,7 +129,7 @@ export class NetnsCompute extends ProcessCompute {
     return `${this.management.namespace}-${amphoraId}`;
   }
 
-  protected async prepare(spec: AmphoraSpec, dir: string): Promise<void> {
+  protected async prepare(spec: AmphoraSpec, dir: string, agent: Command): Promise<void> {
     // A namespace left by an amphora that crashed is made anew, as a rebooted instance gets its ports again.
     await this.teardown(spec.amphoraId);
     const netns = this.namespaceOf(spec.amphoraId);
@@ -111,7 +137,7 @@ export class NetnsCompute extends ProcessCompute {
     await plugPort(this.management, portName(spec.amphoraId), netns, spec.managementAddress);
     const id = amphoraUid(spec.amphoraId);
     for (const file of [AMPHORA_FILES.config, AMPHORA_FILES.cert, AMPHORA_FILES.key, AMPHORA_FILES.clientCa]) await chown(join(dir, file), id, id);
-    await writeFile(join(dir, MOUNTS_FILE), amphoraMounts(this.dataDir, dir), { mode: 0o600 });
+    await writeFile(join(dir, MOUNTS_FILE), amphoraMounts(this.dataDir, dir, hiddenProgramDirs(agent, this.dataDir, dir)), { mode: 0o600 });
     await chown(dir, 0, id);
     await chmod(dir, 0o1770);
   }
