@@ -145,6 +145,8 @@ test('an amphora boots into its own namespaces on the management bridge, under i
   assert.equal(statusField(pid, 'Uid'), String(amphoraUid(AMPHORA_ID)));
   assert.equal(statusField(pid, 'Gid'), String(amphoraUid(AMPHORA_ID)));
   assert.equal(statusField(pid, 'NoNewPrivs'), '1');
+  // CAP_NET_ADMIN (12) and CAP_NET_RAW (13), of its own network namespace, and nothing else.
+  for (const set of ['CapAmb', 'CapEff', 'CapBnd']) assert.equal(statusField(pid, set), '0000000000003000', set);
   assert.match(execFileSync(IP, ['-n', netns, '-o', '-4', 'address', 'show', 'dev', 'eth0'], { encoding: 'utf8' }), new RegExp(`inet ${l.spec.managementAddress}/24 `));
 
   const client = await agentClient(l);

@@ -97,6 +97,15 @@ function fstabPath(path: string): string {
 }
 
 /**
+ * The only capabilities an amphora's processes may hold (ambient, so they survive the drop to its uid), as
+ * an instance's root holds them over its own network stack and nothing else: keepalived adds and removes
+ * the VIP and sends VRRP (NET_ADMIN, NET_RAW), the agent writes the UDP listeners' nftables rules
+ * (NET_ADMIN). They act on the amphora's own network namespace only: entering another needs SYS_ADMIN,
+ * and files stay the uid's. The agent starts HAProxy, which handles tenant traffic, without any.
+ */
+export const AMPHORA_CAPS = '-all,+net_admin,+net_raw';
+
+/**
  * Run as root by `ip netns exec`, which enters the network namespace and a new mount namespace whose
  * mounts do not propagate back (it makes / a recursive slave): mounts the amphora's view, then drops
  * to its uid. $1 the mounts file, $2 the amphora's directory, $3 its uid, then the agent's command.
@@ -111,7 +120,8 @@ mount -n --all --fstab "$1"
 cd "$2"
 id=$3
 shift 3
-exec /usr/bin/setpriv --reuid="$id" --regid="$id" --clear-groups --no-new-privs -- "$@"
+exec /usr/bin/setpriv --reuid="$id" --regid="$id" --clear-groups --no-new-privs \
+  --inh-caps=${AMPHORA_CAPS} --ambient-caps=${AMPHORA_CAPS} --bounding-set=${AMPHORA_CAPS} -- "$@"
 `;
 
 export class NetnsCompute extends ProcessCompute {
