@@ -111,11 +111,14 @@ export const AMPHORA_CAPS = '-all,+net_admin,+net_raw';
  * to its uid. $1 the mounts file, $2 the amphora's directory, $3 its uid, then the agent's command.
  * The umask lets the uid traverse the directories made for it; `-n` leaves no record in /run/mount.
  * Ports below 1024 become bindable by any uid in this network namespace only (the setting is per
- * namespace), so HAProxy can serve port 80 unprivileged.
+ * namespace), so HAProxy can serve port 80 unprivileged; and HAProxy may bind a VIP its amphora does not
+ * hold yet (the BACKUP of an ACTIVE_STANDBY pair, until keepalived moves the VIP to it), as in Octavia's.
  */
 const ENTER_AMPHORA = `set -e
 umask 022
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
+echo 1 > /proc/sys/net/ipv4/ip_nonlocal_bind
+echo 1 > /proc/sys/net/ipv6/ip_nonlocal_bind
 mount -n --all --fstab "$1"
 cd "$2"
 id=$3
