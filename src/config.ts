@@ -385,6 +385,12 @@ export function dataDirTag(dataDir: string): string {
   return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 8);
 }
 
+/** The /24 `n` (0–2) of the three of 198.18.0.0/15 a data directory's bridge networks take. */
+function bridgeBlock(dataDir: string, n: number): string {
+  const block = (parseInt(dataDirTag(dataDir).slice(0, 4), 16) % 170) * 3 + n;
+  return `198.${18 + (block >> 8)}.${block & 255}`;
+}
+
 /**
  * The management network network.driver bridge uses when amphora.managementNetwork is left at its loopback
  * default: one /24 of 198.18.0.0/15 chosen by the data directory. That range is reserved for benchmarking
@@ -393,20 +399,31 @@ export function dataDirTag(dataDir: string): string {
  * heartbeats there.
  */
 export function bridgeManagementNetwork(dataDir: string): { managementNetwork: Config['amphora']['managementNetwork']; controllerAddress: string } {
-  const index = parseInt(dataDirTag(dataDir).slice(0, 4), 16) % 512;
-  const base = `198.${18 + (index >> 8)}.${index & 255}`;
+  const base = bridgeBlock(dataDir, 0);
   return { managementNetwork: { cidr: `${base}.0/24`, start: `${base}.10`, end: `${base}.250` }, controllerAddress: `${base}.1` };
 }
 
-/** Under network.driver bridge, the management network and heartbeat address still at their loopback defaults move onto the bridge. */
+/**
+ * The default networks (`public`, `private`) under network.driver bridge: the next two /24s of the same
+ * block, each with its gateway, .1, on this machine's leg into the bridge.
+ */
+export function bridgeTenantNetworks(dataDir: string): Config['network']['networks'] {
+  return defaultConfig(dataDir).network.networks.map((network, i) => {
+    const base = bridgeBlock(dataDir, i + 1);
+    return { ...network, subnets: network.subnets.map((sub) => ({ ...sub, cidr: `${base}.0/24`, gateway_ip: `${base}.1`, allocation_pools: [{ start: `${base}.10`, end: `${base}.250` }] })) };
+  });
+}
+
+/** Under network.driver bridge, the networks, the management network and the heartbeat address still at their loopback defaults move onto bridges. */
 function withBridgeDefaults(config: Config): Config {
   if (config.network.driver !== 'bridge') return config;
-  const defaults = defaultConfig(config.dataDir).amphora;
+  const defaults = defaultConfig(config.dataDir);
   const bridge = bridgeManagementNetwork(config.dataDir);
   const amphora = { ...config.amphora };
-  if (isDeepStrictEqual(amphora.managementNetwork, defaults.managementNetwork)) amphora.managementNetwork = bridge.managementNetwork;
-  if (amphora.healthListen === defaults.healthListen) amphora.healthListen = `${bridge.controllerAddress}:${parseHostPort(defaults.healthListen, 'amphora.healthListen').port}`;
-  return { ...config, amphora };
+  if (isDeepStrictEqual(amphora.managementNetwork, defaults.amphora.managementNetwork)) amphora.managementNetwork = bridge.managementNetwork;
+  if (amphora.healthListen === defaults.amphora.healthListen) amphora.healthListen = `${bridge.controllerAddress}:${parseHostPort(defaults.amphora.healthListen, 'amphora.healthListen').port}`;
+  const network = isDeepStrictEqual(config.network.networks, defaults.network.networks) ? { ...config.network, networks: bridgeTenantNetworks(config.dataDir) } : config.network;
+  return { ...config, amphora, network };
 }
 
 /** compute.driver netns and network.driver bridge go together (an amphora in a namespace is reached only over the bridge) and need root. */

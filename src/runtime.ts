@@ -111,7 +111,7 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
     const common = { settings: config.amphora, ca, keyManager };
     if (config.compute.driver === 'netns') {
       const [{ BridgeNetwork }, { NetnsCompute }] = await Promise.all([import('./network/bridge-network/bridge-network.js'), import('./compute/netns-compute/netns-compute.js')]);
-      const network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork);
+      const network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network));
       await network.open();
       const compute = new NetnsCompute(rootDir, { management: network.management, dataDir: config.dataDir });
       return { ...common, network, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };

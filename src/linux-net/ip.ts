@@ -103,6 +103,11 @@ export function namespacesUnavailable(uid: number | undefined = process.getuid?.
   return false;
 }
 
+/** The network namespace of an amphora of the fabric `fabric`: the compute driver makes it, the network driver plugs ports into it. */
+export function amphoraNamespace(fabric: string, amphoraId: string): string {
+  return `${fabric}-${amphoraId}`;
+}
+
 /** A Linux bridge in a namespace, and the prefix length of the addresses on its network: where ports plug in. */
 export interface BridgeAttachment {
   namespace: string;

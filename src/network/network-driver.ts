@@ -7,12 +7,39 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 
+/** What plugVip is asked to plug: the load balancer's VIP addresses, on its VIP subnet, into one amphora. */
+export interface VipPlug {
+  amphoraId: string;
+  /** The subnet of the first address; the others are on the same network, as Octavia requires of additional VIPs. */
+  subnetId: string;
+  addresses: readonly string[];
+  /**
+   * keepalived holds the addresses and moves them between the two amphorae of an ACTIVE_STANDBY pair:
+   * the port must let them through, but the driver does not put them on the interface.
+   */
+  floating: boolean;
+}
+
+/** The amphora's own port on the VIP network (Octavia's VRRP or base port), where a driver makes one. */
+export interface BasePort {
+  portId: string;
+  address: string;
+  /** The interface inside the amphora: keepalived's `interface`, the amphora API's `vrrp_interface`. */
+  interface: string;
+}
+
 export interface NetworkDriver {
   /** The amphora's management address; asking again for the same amphora returns the same address. */
   allocateManagementAddress(trx: Transaction<Database>, amphoraId: string): Promise<string>;
   /** Frees it; releasing an amphora that holds none succeeds. */
   releaseManagementAddress(db: Kysely<Database>, amphoraId: string): Promise<void>;
-  /** Makes `vip` reachable on the amphora, so its HAProxy can bind it. */
-  plugVip(amphoraId: string, vip: string): Promise<void>;
-  unplugVip(amphoraId: string, vip: string): Promise<void>;
+  /** Makes the VIPs reachable on the amphora, so its HAProxy can bind them; plugging again changes nothing. */
+  plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort | null>;
+  /** Undoes plugVip and plugMemberNetworks; unplugging an amphora that has nothing plugged succeeds. */
+  unplugVip(db: Kysely<Database>, amphoraId: string): Promise<void>;
+  /**
+   * Gives the amphora a port on the network of each member address (but the VIP network's) and none on
+   * the others, as members come and go; addresses on no configured subnet are reached by route.
+   */
+  plugMemberNetworks(db: Kysely<Database>, amphoraId: string, vipSubnetId: string, memberAddresses: readonly string[]): Promise<void>;
 }

@@ -23,7 +23,7 @@ import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsOf, type GroupRecord } from '../process-group.js';
-import { deleteLink, deleteNetns, ip, IP, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ip, IP, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
 
 export interface NetnsComputeOptions extends ProcessComputeOptions {
   /** The management bridge amphorae plug into. */
@@ -139,7 +139,7 @@ export class NetnsCompute extends ProcessCompute {
 
   /** The amphora's network namespace. */
   namespaceOf(amphoraId: string): string {
-    return `${this.management.namespace}-${amphoraId}`;
+    return amphoraNamespace(this.management.namespace, amphoraId);
   }
 
   protected async prepare(spec: AmphoraSpec, dir: string, agent: Command): Promise<void> {

@@ -24,13 +24,20 @@ export type MemberAddressField = 'address' | 'monitor_address';
 
 /** The parts of the configuration the policy reads (structural, so the domain needs no config import). */
 type PolicyConfig = {
-  network: { networks: ReadonlyArray<{ subnets: ReadonlyArray<{ cidr: string }> }>; reservedMemberAddresses: readonly string[]; allowControlPlaneMembers: boolean };
+  network: {
+    driver: string;
+    networks: ReadonlyArray<{ subnets: ReadonlyArray<{ cidr: string; gateway_ip: string | null }> }>;
+    reservedMemberAddresses: readonly string[];
+    allowControlPlaneMembers: boolean;
+  };
   amphora: { managementNetwork: { cidr: string }; healthListen: string };
   api: { host: string };
 };
 
 export function memberAddressPolicy(config: PolicyConfig): MemberAddressPolicy {
-  const listenHosts = [config.api.host, parseHostPort(config.amphora.healthListen, 'amphora.healthListen').host];
+  // Under network.driver bridge the subnets' gateways are this machine's own legs into the networks.
+  const legs = config.network.driver === 'bridge' ? config.network.networks.flatMap((n) => n.subnets.flatMap((s) => (s.gateway_ip ? [s.gateway_ip] : []))) : [];
+  const listenHosts = [config.api.host, parseHostPort(config.amphora.healthListen, 'amphora.healthListen').host, ...legs];
   return {
     reserved: config.network.reservedMemberAddresses.map(canonical),
     memberSubnets: config.network.networks.flatMap((n) => n.subnets.map((s) => parseCidr(s.cidr))).filter((c): c is Cidr => c !== null),

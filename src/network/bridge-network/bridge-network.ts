@@ -1,29 +1,49 @@
 /**
  * Network driver `bridge`: Ostia's networks are Linux bridges in a network namespace of its own,
  * the fabric (`ostia-<tag>`, the tag from the data directory, so two Ostias or two test runs never
- * share one). This step builds the management network: bridge `br-mgmt` with
- * `amphora.managementNetwork.cidr`, and a veth whose fabric end is a port of the bridge and whose
- * other end, in the controller's own namespace, holds the CIDR's first address. The controller's
- * agent client and heartbeat receiver use that address as they would any other, and nothing else
- * of the machine is on the network. Amphorae (compute driver `netns`) plug into the bridge with
- * the addresses allocated here as `port` rows (../management-ports.ts), so a restarted
- * controller finds them where it left them.
+ * share one).
  *
- * Tenant networks (VIP ports, member subnets) and security groups as nftables rules are the next
- * steps of this driver; until then it plugs no VIP.
+ * - The management network: bridge `br-mgmt` with `amphora.managementNetwork.cidr`, and a veth whose
+ *   fabric end is a port of the bridge and whose other end, in the controller's own namespace, holds
+ *   the CIDR's first address. The controller's agent client and heartbeat receiver use that address,
+ *   and nothing else of the machine is on the network. Amphorae (compute driver `netns`) plug into it
+ *   with the addresses allocated here as `port` rows (../management-ports.ts).
+ * - Each configured network (`network.networks`): a bridge `br-<network id>`. A subnet with a
+ *   `gateway_ip` has that address on a veth from the bridge to the controller's namespace (the
+ *   network's *leg*), so this machine reaches its VIPs (the README's `curl`) and its servers; a subnet
+ *   without one is reachable only from the namespaces plugged into it. The legs do not route: this
+ *   machine's forwarding setting is left alone.
+ * - An amphora's ports (./amphora-ports.ts): its base port on the VIP network as `eth1`, holding its
+ *   own address and, unless keepalived moves them (ACTIVE_STANDBY), the VIPs; one port per member
+ *   network it must reach (`n-<network id>`).
  */
 import type { Kysely, Transaction } from 'kysely';
 import { dataDirTag } from '../../config.js';
 import type { Database } from '../../db/schema.js';
-import { bigIntToIp, cidrContains, ipToBigInt, parseCidr } from '../../domain/net.js';
-import { deleteLink, deleteNetns, ensureNetns, ip, linkExists, namespacesUnavailable, type BridgeAttachment } from '../../linux-net/ip.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, IP, ip, ipBatch, linkExists, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
+import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
-import type { NetworkDriver } from '../network-driver.js';
+import type { BasePort, NetworkDriver, VipPlug } from '../network-driver.js';
+import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
+
+const run = promisify(execFile);
 
 export const MANAGEMENT_BRIDGE = 'br-mgmt';
 /** The fabric end of the controller's veth. */
 const CONTROLLER_PORT = 'controller';
 const LOOPBACK_V4 = parseCidr('127.0.0.0/8')!;
+/** The amphora's interface on the VIP network. */
+export const VIP_INTERFACE = 'eth1';
+
+const hex = (id: string, n: number) => id.replace(/-/g, '').slice(0, n);
+/** Interface names are at most 15 characters: these are 14, 13 and 15. */
+const networkBridge = (networkId: string) => `br-${hex(networkId, 11)}`;
+const legFabricEnd = (networkId: string) => `g${hex(networkId, 12)}`;
+const amphoraPortEnd = (amphoraId: string, networkId?: string) => (networkId ? `m${hex(amphoraId, 8)}${hex(networkId, 6)}` : `v${hex(amphoraId, 12)}`);
+const memberInterface = (networkId: string) => `n-${hex(networkId, 10)}`;
 
 export class BridgeNetwork implements NetworkDriver {
   /** The fabric namespace. */
@@ -33,11 +53,15 @@ export class BridgeNetwork implements NetworkDriver {
   private readonly prefixLength: number;
   /** The controller's end of its veth, in its own namespace (named like the fabric: at most 15 characters). */
   private readonly hostLink: string;
+  private readonly tag: string;
   private readonly ports: ManagementPorts;
+  private readonly amphoraPorts: AmphoraPorts;
 
   constructor(
     dataDir: string,
     private readonly config: ManagementNetworkConfig,
+    /** The tenant networks; none by default (the management network alone). */
+    private readonly catalog: NetworkCatalog = new NetworkCatalog({ networks: [], qosPolicies: [], securityGroups: [] }),
   ) {
     const cidr = parseCidr(config.cidr);
     checkManagementNetwork(config, (c) =>
@@ -47,13 +71,18 @@ export class BridgeNetwork implements NetworkDriver {
           ? 'must have a prefix from /16 to /29'
           : null,
     );
+    const loopback = catalog.subnets.find((sub) => sub.ip_version === 4 && cidrContains(LOOPBACK_V4, bigIntToIp(sub.cidrParsed.network, 4)));
+    if (loopback)
+      throw new Error(`subnet ${loopback.id} (${loopback.cidr}) of network.networks is in 127.0.0.0/8, which cannot be a Linux bridge's network: give the bridge network driver real CIDRs (left at their defaults, they become ranges of 198.18.0.0/15)`);
     this.prefixLength = cidr!.prefix;
     this.controllerAddress = bigIntToIp(cidr!.network + 1n, 4);
     if (ipToBigInt(config.start) <= cidr!.network + 1n)
       throw new Error(`amphora.managementNetwork.start ${config.start} must come after ${this.controllerAddress}, the controller's address on the management network`);
-    this.fabric = `ostia-${dataDirTag(dataDir)}`;
+    this.tag = dataDirTag(dataDir);
+    this.fabric = `ostia-${this.tag}`;
     this.hostLink = this.fabric;
     this.ports = new ManagementPorts(config);
+    this.amphoraPorts = new AmphoraPorts(catalog);
   }
 
   /** Where amphorae plug their management port (the netns compute driver's `management`). */
@@ -61,30 +90,41 @@ export class BridgeNetwork implements NetworkDriver {
     return { namespace: this.fabric, bridge: MANAGEMENT_BRIDGE, prefixLength: this.prefixLength };
   }
 
+  /** The controller's addresses on tenant networks: the subnets' gateways, on its legs. */
+  get legAddresses(): string[] {
+    return this.catalog.subnets.flatMap((sub) => (sub.gateway_ip ? [sub.gateway_ip] : []));
+  }
+
   /**
-   * Builds the fabric and the management network, or completes what a crash left half built;
-   * what exists is kept, so amphorae running on it stay connected across controller restarts.
+   * Builds the fabric, the management network and the tenant networks, or completes what a crash left
+   * half built; what exists is kept, so amphorae running on it stay connected across controller restarts.
    */
   async open(): Promise<void> {
     const why = namespacesUnavailable();
     if (why) throw new Error(`network.driver bridge cannot build its networks: ${why}`);
-    await this.checkAddressFree();
+    await this.checkAddressesFree();
     await ensureNetns(this.fabric);
-    if (!(await linkExists(MANAGEMENT_BRIDGE, this.fabric))) await ip('-n', this.fabric, 'link', 'add', MANAGEMENT_BRIDGE, 'type', 'bridge');
-    await ip('-n', this.fabric, 'link', 'set', MANAGEMENT_BRIDGE, 'up');
-    if (!(await linkExists(this.hostLink))) {
-      await deleteLink(CONTROLLER_PORT, this.fabric);
-      await ip('link', 'add', this.hostLink, 'type', 'veth', 'peer', 'name', CONTROLLER_PORT, 'netns', this.fabric);
+    await this.ensureBridge(MANAGEMENT_BRIDGE);
+    await this.ensureLeg(this.hostLink, CONTROLLER_PORT, MANAGEMENT_BRIDGE, [`${this.controllerAddress}/${this.prefixLength}`]);
+    for (const network of this.catalog.networks) {
+      await this.ensureBridge(networkBridge(network.id));
+      const gateways = this.catalog.subnets.filter((sub) => sub.network_id === network.id && sub.gateway_ip).map((sub) => `${sub.gateway_ip}/${sub.cidrParsed.prefix}`);
+      if (gateways.length) await this.ensureLeg(this.legName(network.id), legFabricEnd(network.id), networkBridge(network.id), gateways);
     }
-    await ip('-n', this.fabric, 'link', 'set', CONTROLLER_PORT, 'master', MANAGEMENT_BRIDGE, 'up');
-    await ip('address', 'replace', `${this.controllerAddress}/${this.prefixLength}`, 'dev', this.hostLink);
-    await ip('link', 'set', this.hostLink, 'up');
   }
 
-  /** Removes the fabric and the controller's veth: every amphora still plugged in loses its management network. */
+  /** Removes the fabric and the controller's veths: every amphora still plugged in loses its networks. */
   async destroy(): Promise<void> {
     await deleteLink(this.hostLink);
+    for (const network of this.catalog.networks) await deleteLink(this.legName(network.id));
     await deleteNetns(this.fabric);
+  }
+
+  /** The bridge of a configured network, where test namespaces (or operators' servers) plug in. */
+  tenantBridge(networkId: string): BridgeAttachment & { gateway: string | null } {
+    const subnet = this.catalog.pickSubnet(networkId);
+    if (!subnet) throw new Error(`network ${networkId} is not in network.networks, or has no subnet`);
+    return { namespace: this.fabric, bridge: networkBridge(networkId), prefixLength: subnet.cidrParsed.prefix, gateway: subnet.gateway_ip };
   }
 
   allocateManagementAddress(trx: Transaction<Database>, amphoraId: string): Promise<string> {
@@ -95,22 +135,95 @@ export class BridgeNetwork implements NetworkDriver {
     return this.ports.release(db, amphoraId);
   }
 
-  async plugVip(amphoraId: string, vip: string): Promise<void> {
-    throw new Error(
-      `cannot plug VIP ${vip} into amphora ${amphoraId}: the bridge network driver does not build tenant networks yet (VIP ports come in a later step of issue 13); use network.driver catalog with compute.driver local`,
-    );
+  /**
+   * The amphora's base port on the VIP network as its `eth1`: its own address, the VIPs unless they
+   * float, and a default route through the subnet's gateway. Plugged anew when a resumed step finds it
+   * plugged: the addresses are those of the rows either way. The link comes up last, after
+   * arp_notify: its gratuitous ARPs tell the network the addresses moved (a failover's new amphora).
+   */
+  async plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort> {
+    const port = await this.amphoraPorts.ensure(db, plug.amphoraId, plug.subnetId, VRRP_DEVICE_OWNER);
+    const vips = plug.floating ? [] : plug.addresses.map((vip) => `address add ${vip}/${ipVersion(vip) === 6 ? 128 : 32} dev ${VIP_INTERFACE}`);
+    const route = port.subnet.gateway_ip && port.subnet.ip_version === 4 ? [`route replace default via ${port.subnet.gateway_ip} dev ${VIP_INTERFACE}`] : [];
+    await this.plugAmphora(plug.amphoraId, port, amphoraPortEnd(plug.amphoraId), VIP_INTERFACE, vips, route);
+    return { portId: port.id, address: port.address, interface: VIP_INTERFACE };
   }
 
-  /** plugVip changed nothing, so there is nothing to undo. */
-  async unplugVip(): Promise<void> {}
+  async unplugVip(db: Kysely<Database>, amphoraId: string): Promise<void> {
+    await deleteLink(amphoraPortEnd(amphoraId), this.fabric);
+    await this.amphoraPorts.release(db, amphoraId, VRRP_DEVICE_OWNER);
+    for (const port of await this.amphoraPorts.memberPorts(db, amphoraId)) await this.unplugMember(db, amphoraId, port.subnet.network_id, port.subnet.id);
+  }
 
-  /** Another interface of the controller's namespace holding an address of the network would make routes to amphorae ambiguous. */
-  private async checkAddressFree(): Promise<void> {
-    const lines = (await ip('-o', '-4', 'address', 'show', 'to', this.config.cidr)).split('\n').filter(Boolean);
-    const other = lines.map((line) => line.split(/\s+/)[1]!).find((link) => link !== this.hostLink);
-    if (other)
-      throw new Error(
-        `amphora.managementNetwork.cidr ${this.config.cidr} is already on interface ${other} of this machine (another Ostia, or a network of its own): set amphora.managementNetwork to a free range`,
-      );
+  /**
+   * A port on each member network the amphora must reach (but the VIP network, where `eth1` is), and
+   * none on the others: what Octavia's network driver does when members come and go.
+   */
+  async plugMemberNetworks(db: Kysely<Database>, amphoraId: string, vipSubnetId: string, memberAddresses: readonly string[]): Promise<void> {
+    const vipNetwork = this.amphoraPorts.subnet(vipSubnetId).network_id;
+    const wanted = new Map<string, string>();
+    for (const address of memberAddresses) {
+      const subnet = this.catalog.subnets.find((sub) => cidrContains(sub.cidrParsed, address));
+      if (subnet && subnet.network_id !== vipNetwork && !wanted.has(subnet.network_id)) wanted.set(subnet.network_id, subnet.id);
+    }
+    const held = await this.amphoraPorts.memberPorts(db, amphoraId);
+    for (const port of held) if (wanted.get(port.subnet.network_id) !== port.subnet.id) await this.unplugMember(db, amphoraId, port.subnet.network_id, port.subnet.id);
+    for (const [networkId, subnetId] of wanted) {
+      if (held.some((p) => p.subnet.id === subnetId) && (await linkExists(amphoraPortEnd(amphoraId, networkId), this.fabric))) continue;
+      const port = await this.amphoraPorts.ensure(db, amphoraId, subnetId, MEMBER_DEVICE_OWNER);
+      await this.plugAmphora(amphoraId, port, amphoraPortEnd(amphoraId, networkId), memberInterface(networkId), [], []);
+    }
+  }
+
+  private async unplugMember(db: Kysely<Database>, amphoraId: string, networkId: string, subnetId: string): Promise<void> {
+    await deleteLink(amphoraPortEnd(amphoraId, networkId), this.fabric);
+    await this.amphoraPorts.release(db, amphoraId, MEMBER_DEVICE_OWNER, subnetId);
+  }
+
+  /** A veth from the port's network bridge to `inside` of the amphora's namespace, holding the port's address and then `addresses`; `routes` once it is up. */
+  private async plugAmphora(amphoraId: string, port: AmphoraPort, fabricEnd: string, inside: string, addresses: string[], routes: string[]): Promise<void> {
+    const netns = amphoraNamespace(this.fabric, amphoraId);
+    if (!netnsExists(netns)) throw new Error(`amphora ${amphoraId} has no network namespace ${netns} to plug its port into: it is not running (compute.driver netns boots it first)`);
+    await deleteLink(fabricEnd, this.fabric);
+    await ipBatch(this.fabric, [`link add ${fabricEnd} type veth peer name ${inside} netns ${netns}`, `link set ${fabricEnd} master ${networkBridge(port.subnet.network_id)} up`]);
+    await ipBatch(netns, [`address add ${port.address}/${port.subnet.cidrParsed.prefix} dev ${inside}`, ...addresses]);
+    await run(IP, ['netns', 'exec', netns, 'sysctl', '-q', '-w', `net.ipv4.conf.${inside}.arp_notify=1`]);
+    await ipBatch(netns, [`link set ${inside} up`, ...routes]);
+  }
+
+  private legName(networkId: string): string {
+    return `o${this.tag.slice(0, 6)}${hex(networkId, 6)}`;
+  }
+
+  private async ensureBridge(bridge: string): Promise<void> {
+    if (!(await linkExists(bridge, this.fabric))) await ip('-n', this.fabric, 'link', 'add', bridge, 'type', 'bridge');
+    await ip('-n', this.fabric, 'link', 'set', bridge, 'up');
+  }
+
+  /** A veth from `bridge` in the fabric (end `fabricEnd`) to the controller's namespace (end `hostEnd`), holding `addresses`. */
+  private async ensureLeg(hostEnd: string, fabricEnd: string, bridge: string, addresses: string[]): Promise<void> {
+    if (!(await linkExists(hostEnd))) {
+      await deleteLink(fabricEnd, this.fabric);
+      await ip('link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', fabricEnd, 'netns', this.fabric);
+    }
+    await ip('-n', this.fabric, 'link', 'set', fabricEnd, 'master', bridge, 'up');
+    for (const address of addresses) await ip('address', 'replace', address, 'dev', hostEnd);
+    await ip('link', 'set', hostEnd, 'up');
+  }
+
+  /**
+   * Another interface of the controller's namespace holding an address of a network the controller
+   * gets a leg on would make routes ambiguous.
+   */
+  private async checkAddressesFree(): Promise<void> {
+    const ours = new Set([this.hostLink, ...this.catalog.networks.map((n) => this.legName(n.id))]);
+    const checked = [{ cidr: this.config.cidr, what: 'amphora.managementNetwork.cidr', remedy: 'set amphora.managementNetwork to a free range' }];
+    for (const sub of this.catalog.subnets)
+      if (sub.gateway_ip) checked.push({ cidr: sub.cidr, what: `subnet ${sub.id} (${sub.name})`, remedy: 'give the subnet a free range in network.networks, or no gateway_ip' });
+    for (const { cidr, what, remedy } of checked) {
+      const lines = (await ip('-o', 'address', 'show', 'to', cidr)).split('\n').filter(Boolean);
+      const other = lines.map((line) => line.split(/\s+/)[1]!).find((link) => !ours.has(link));
+      if (other) throw new Error(`${what} ${cidr} is already on interface ${other} of this machine (another Ostia, or a network of its own): ${remedy}`);
+    }
   }
 }

@@ -103,15 +103,16 @@ test('management network settings outside loopback or inconsistent are refused a
   assert.throws(bad('127.80.0.0/24', '127.80.0.9', '127.80.0.2'), /amphora\.managementNetwork\.start 127\.80\.0\.9 comes after amphora\.managementNetwork\.end 127\.80\.0\.2/);
 });
 
-test('plugVip accepts loopback VIPs and refuses others with the reason', async () => {
+test('plugVip accepts loopback VIPs and refuses others with the reason', async (t) => {
+  const { kysely: db } = await database(t);
   const net = new LoopbackNetwork(defaultConfig('/tmp/x').amphora.managementNetwork);
-  await net.plugVip(A, '127.16.0.10');
-  await net.plugVip(A, '::1');
+  const plug = (addresses: string[]) => net.plugVip(db, { amphoraId: A, subnetId: 'any', addresses, floating: false });
+  assert.equal(await plug(['127.16.0.10', '::1']), null, 'no base port: every loopback address is local already');
   await assert.rejects(
-    net.plugVip(A, '10.0.0.5'),
+    plug(['127.16.0.10', '10.0.0.5']),
     new Error(`cannot plug VIP 10.0.0.5 into amphora ${A}: the loopback network driver serves only 127.0.0.0/8 and ::1; give the VIP network a subnet inside 127.0.0.0/8`),
   );
-  await net.unplugVip();
+  await net.unplugVip(db, A);
 });
 
 test('isLoopbackAddress', () => {

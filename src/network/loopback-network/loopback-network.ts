@@ -7,7 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { cidrContains, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
-import type { NetworkDriver } from '../network-driver.js';
+import type { NetworkDriver, VipPlug } from '../network-driver.js';
 
 const LOOPBACK_V4 = parseCidr('127.0.0.0/8')!;
 
@@ -42,13 +42,18 @@ export class LoopbackNetwork implements NetworkDriver {
    * interface change and there is nothing to record; what can fail is a VIP outside
    * loopback, which no amphora on this machine could ever answer on.
    */
-  async plugVip(amphoraId: string, vip: string): Promise<void> {
-    if (!isLoopbackAddress(vip))
+  async plugVip(_db: Kysely<Database>, plug: VipPlug): Promise<null> {
+    const outside = plug.addresses.find((vip) => !isLoopbackAddress(vip));
+    if (outside)
       throw new Error(
-        `cannot plug VIP ${vip} into amphora ${amphoraId}: the loopback network driver serves only 127.0.0.0/8 and ::1; give the VIP network a subnet inside 127.0.0.0/8`,
+        `cannot plug VIP ${outside} into amphora ${plug.amphoraId}: the loopback network driver serves only 127.0.0.0/8 and ::1; give the VIP network a subnet inside 127.0.0.0/8`,
       );
+    return null;
   }
 
   /** Nothing was changed by plugVip, so nothing is undone; no check either, so a delete is never blocked. */
-  async unplugVip(): Promise<void> {}
+  async unplugVip(_db: Kysely<Database>, _amphoraId: string): Promise<void> {}
+
+  /** Every member is reached through this machine's own routes. */
+  async plugMemberNetworks(): Promise<void> {}
 }

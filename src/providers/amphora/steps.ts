@@ -14,6 +14,7 @@ import type { Database } from '../../db/schema.js';
 import type { AmphoraRow } from '../../db/records/amphora.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
+import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
@@ -72,10 +73,10 @@ async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promise<void>
   for (const id of ids) await deps.compute.delete(id);
 }
 
-async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; addresses: string[] }> {
-  const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'additional_vips']).where('id', '=', lbId).executeTakeFirstOrThrow();
+async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; subnetId: string | null; addresses: string[] }> {
+  const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'vip_subnet_id', 'additional_vips']).where('id', '=', lbId).executeTakeFirstOrThrow();
   const additional = loadBalancerCodec.decode(lb).additional_vips.map((v) => v.ip_address);
-  return { portId: lb.vip_port_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
+  return { portId: lb.vip_port_id, subnetId: lb.vip_subnet_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
 }
 
 interface Placement {
@@ -120,9 +121,7 @@ async function takeDown(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow, st
 }
 
 async function unplugVips(ctx: StepContext, deps: Pick<AmphoraDeps, 'network' | 'dataPlane'>, amp: AmphoraRow): Promise<void> {
-  if (!deps.dataPlane || !amp.ha_ip || !amp.load_balancer_id) return;
-  const { network } = deps;
-  for (const vip of (await vipsOf(ctx.db.kysely, amp.load_balancer_id)).addresses) await network.unplugVip(amp.id, vip);
+  if (deps.dataPlane) await deps.network.unplugVip(ctx.db.kysely, amp.id);
 }
 
 type Role = AmphoraRow['role'];
@@ -294,8 +293,12 @@ export function plugVip(load: AmphoraDepsLoader): Step {
       const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
       const haIp = vips.addresses[0] ?? null;
       for (const amp of await builtAmphorae(ctx)) {
-        if (dataPlane) for (const vip of vips.addresses) await network.plugVip(amp.id, vip);
-        const vrrp = dataPlane ? {} : { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
+        let vrrp: Partial<Pick<AmphoraRow, 'vrrp_ip' | 'vrrp_port_id' | 'vrrp_interface'>> = { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
+        if (dataPlane) {
+          if (!vips.subnetId) throw new Error(`load balancer ${ctx.loadBalancerId} has no VIP subnet to plug its amphorae into`);
+          const base = await network.plugVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId, addresses: vips.addresses, floating: isVrrp(amp.role) });
+          vrrp = base ? { vrrp_ip: base.address, vrrp_port_id: base.portId, vrrp_interface: base.interface } : {};
+        }
         await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...vrrp });
       }
     },
@@ -343,9 +346,11 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  */
 export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraRow[]): Promise<void> {
   const version = await nextConfigVersion(ctx);
+  const vipSubnetId = deps.dataPlane ? (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).subnetId : null;
   for (const amp of amphorae) {
     const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);
     try {
+      if (vipSubnetId) await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vipSubnetId, memberAddresses(config));
       const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
       await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
     } catch (e) {
@@ -353,6 +358,11 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphor
       throw e;
     }
   }
+}
+
+/** Where the amphora connects on members' behalf: their addresses and monitor addresses. */
+function memberAddresses(config: AmphoraConfig): string[] {
+  return config.pools.flatMap((pool) => pool.members.flatMap((m) => (m.monitorAddress ? [m.address, m.monitorAddress] : [m.address])));
 }
 
 export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step {
