@@ -21,7 +21,6 @@ import { unmet } from './support/requirements.js';
 import { checkLoadBalancer } from './support/haproxy-check.js';
 import { restoreRows, snapshotRows, startScene, type Rows, type Scene } from './support/grammar-scene.js';
 
-// 25 rounds take about 2 minutes on an idle 2-core machine; the test's timeout leaves room for a loaded one.
 const RUNS = Number(process.env.OSTIA_FUZZ_RUNS ?? 25);
 
 const hostileUnit = fc.constantFrom(
