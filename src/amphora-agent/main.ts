@@ -1,7 +1,8 @@
 /**
  * One amphora agent process (`ostia agent --dir DIR`): reads DIR/agent.json, re-applies the
- * config the previous agent left (so HAProxy serves again before anyone asks), opens the
- * mTLS management API, sends heartbeats, and on SIGTERM/SIGINT stops all three.
+ * config the previous agent left (so HAProxy, and keepalived for an ACTIVE_STANDBY amphora, serve
+ * again before anyone asks), opens the mTLS management API, sends heartbeats, and on SIGTERM/SIGINT
+ * stops them all, keepalived first so the peer takes the VIP before HAProxy goes.
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
