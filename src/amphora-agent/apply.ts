@@ -14,6 +14,9 @@
  *   - 'reload' otherwise: a hitless master-worker reload, or the first start.
  * If HAProxy cannot load the new file (e.g. a port taken by another process, which `-c`
  * cannot see), the previous file is put back and the previous config keeps serving (500).
+ *
+ * A config with a `vrrp` section (ACTIVE_STANDBY) also has keepalived.conf rendered and checked with
+ * the HAProxy file (400 if refused), and put in force once HAProxy serves the new config (./keepalived/).
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
@@ -28,6 +31,7 @@ import { runtimeChanges, type RuntimeChanges } from './diff.js';
 import { renderPaths, type AgentLayout } from './layout.js';
 import { tlsFiles } from './haproxy/tls-files.js';
 import { TlsStore } from './tls-store.js';
+import { VrrpRefused, type Vrrp } from './keepalived/vrrp.js';
 
 export type AppliedHow = 'reload' | 'runtime' | 'unchanged';
 
@@ -52,6 +56,8 @@ export interface ConfigApplierOptions {
   layout: AgentLayout;
   haproxy: HaproxyProcess;
   maxconn: number;
+  /** keepalived for ACTIVE_STANDBY; without it, a config with `vrrp` is refused. */
+  vrrp?: Vrrp;
   log: Pick<Console, 'info' | 'warn' | 'error'>;
 }
 
@@ -121,6 +127,7 @@ export class ConfigApplier {
       throw new ApplyError(409, `configuration version ${config.version} is applied already, with different content`);
     }
     const text = this.render(config);
+    const keepalived = await this.prepareVrrp(config);
     const running = this.opts.haproxy.running;
     const changes = previous && running ? runtimeChanges(previous, config) : null;
     const files = tlsFiles(config);
@@ -160,7 +167,26 @@ export class ConfigApplier {
     // Holds private keys: owner-only, as the TLS directory.
     writeFileAtomically(this.opts.layout.appliedConfig, JSON.stringify(config), 0o600);
     this.tls.prune(files);
+    try {
+      await this.opts.vrrp?.apply(config, keepalived);
+    } catch (e) {
+      throw new ApplyError(500, `haproxy serves configuration version ${config.version}, but keepalived did not take it (the agent keeps restarting it): ${(e as Error).message}`);
+    }
     return { version: config.version, applied };
+  }
+
+  private async prepareVrrp(config: AmphoraConfig): Promise<string | null> {
+    if (!this.opts.vrrp) {
+      if (config.vrrp) throw new ApplyError(400, 'this agent runs no keepalived: it cannot be half of an ACTIVE_STANDBY pair');
+      return null;
+    }
+    try {
+      return await this.opts.vrrp.prepare(config);
+    } catch (e) {
+      if (e instanceof RenderError) throw new ApplyError(400, 'the VRRP configuration cannot be rendered', e.message);
+      if (e instanceof VrrpRefused) throw new ApplyError(400, e.message, e.output);
+      throw e;
+    }
   }
 
   private render(config: AmphoraConfig): string {

@@ -6,10 +6,13 @@
 import { join } from 'node:path';
 import type { HaproxyPaths } from './haproxy/render.js';
 import type { HaproxyFiles } from './haproxy/process.js';
+import type { VrrpFiles } from './keepalived/vrrp.js';
 
 export interface AgentLayout {
   dir: string;
   haproxy: HaproxyFiles;
+  /** keepalived's, for an amphora of an ACTIVE_STANDBY pair. */
+  keepalived: VrrpFiles;
   /** The last config applied, as pushed: re-applied when the agent starts. */
   appliedConfig: string;
   /** Heartbeat sequence number and last counters. */
@@ -27,6 +30,12 @@ export function agentLayout(dir: string): AgentLayout {
       statsSocket: join(dir, 'haproxy.sock'),
       pidFile: join(dir, 'haproxy.pid'),
       stateFile: join(dir, 'haproxy.state'),
+    },
+    keepalived: {
+      config: join(dir, 'keepalived.conf'),
+      pidFile: join(dir, 'keepalived.pid'),
+      vrrpPidFile: join(dir, 'keepalived-vrrp.pid'),
+      trackFile: join(dir, 'haproxy-track'),
     },
     appliedConfig: join(dir, 'applied-config.json'),
     heartbeatState: join(dir, 'heartbeat-state.json'),

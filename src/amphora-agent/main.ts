@@ -1,7 +1,8 @@
 /**
  * One amphora agent process (`ostia agent --dir DIR`): reads DIR/agent.json, re-applies the
- * config the previous agent left (so HAProxy serves again before anyone asks), opens the
- * mTLS management API, sends heartbeats, and on SIGTERM/SIGINT stops all three.
+ * config the previous agent left (so HAProxy, and keepalived for an ACTIVE_STANDBY amphora, serve
+ * again before anyone asks), opens the mTLS management API, sends heartbeats, and on SIGTERM/SIGINT
+ * stops them all, keepalived first so the peer takes the VIP before HAProxy goes.
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -9,6 +10,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import pino from 'pino';
 import type { AgentBootConfig } from '../compute/compute-driver.js';
 import { HaproxyProcess } from './haproxy/process.js';
+import { withoutCapabilities } from './capabilities.js';
+import { Vrrp } from './keepalived/vrrp.js';
 import { HeartbeatSender } from './heartbeat.js';
 import { violations } from './typed-check.js';
 import { ConfigApplier } from './apply.js';
@@ -67,11 +70,12 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     warn: (message: string) => log.warn(message),
     error: (message: string) => log.error(message),
   };
-  const haproxy = new HaproxyProcess({ binary: boot.haproxyBinary, files: layout.haproxy, log: say });
+  const haproxy = new HaproxyProcess({ binary: boot.haproxyBinary, launcher: withoutCapabilities(), files: layout.haproxy, log: say });
   const haproxyVersion = await haproxy.version().catch((e: Error) => {
     throw new BootConfigError(`cannot run haproxyBinary '${boot.haproxyBinary}': ${e.message}`);
   });
-  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, maxconn: boot.maxconn, log: say });
+  const vrrp = new Vrrp({ files: layout.keepalived, haproxyRunning: () => haproxy.running, statsSocket: layout.haproxy.statsSocket, log: say });
+  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say });
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({
@@ -95,6 +99,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   try {
     await server.listen({ host: boot.managementAddress, port: boot.agentPort });
   } catch (e) {
+    await vrrp.stop();
     await haproxy.stop();
     throw e;
   }
@@ -105,6 +110,8 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     async stop() {
       heartbeat.stop();
       await server.close();
+      // The VIP goes to the peer before this HAProxy stops serving it.
+      await vrrp.stop();
       await haproxy.stop();
     },
   };

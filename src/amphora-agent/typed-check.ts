@@ -2,13 +2,14 @@
  * Checks untrusted JSON (a pushed config, a received heartbeat, an agent.json) against the
  * amphora TypeBox schemas. TypeBox's Value module knows neither string formats nor the
  * `Type.Unsafe` enums of schema-kit's `Enum`, so both are registered here, once: `uuid` with
- * the API's own UUID rule, `Unsafe` as the JSON-schema `enum` and `type` it carries.
+ * the API's own UUID rule, `ip` with its address parser, `Unsafe` as the JSON-schema `enum` and `type` it carries.
  */
 import { FormatRegistry, TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { isUuid } from '../domain/net.js';
+import { isIpAddress, isUuid } from '../domain/net.js';
 
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', isUuid);
+if (!FormatRegistry.Has('ip')) FormatRegistry.Set('ip', isIpAddress);
 if (!TypeRegistry.Has('Unsafe'))
   TypeRegistry.Set<{ enum?: unknown[]; type?: string }>('Unsafe', (schema, value) => (schema.enum?.includes(value) ?? true) && (schema.type === undefined || typeof value === schema.type));
 

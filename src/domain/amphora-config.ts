@@ -6,9 +6,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  AlpnProtocol, ClientAuthentication, HealthMonitorType, L7PolicyAction, L7RuleCompareType, L7RuleType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType, TlsVersion,
+  AlpnProtocol, AmphoraRole, ClientAuthentication, HealthMonitorType, L7PolicyAction, L7RuleCompareType, L7RuleType, LbAlgorithm, ListenerProtocol, PoolProtocol, SessionPersistenceType, TlsVersion,
 } from './enums.js';
-import { Enum } from './schema-kit.js';
+import { Enum, IpAddress, Port } from './schema-kit.js';
 
 const Id = Type.String({ format: 'uuid' });
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
@@ -132,6 +132,31 @@ export const ListenerConfig = Closed({
   tls: Type.Union([ListenerTlsConfig, Type.Null()]),
 });
 
+/** Linux interface names: at most 15 characters (IFNAMSIZ), none that a configuration file could read as syntax. */
+export const INTERFACE_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,15}$';
+
+/** VRRPv3 sends adverts in centiseconds, at most 4095 of them. */
+export const VRRP_ADVERT_INTERVAL_MS = { min: 10, max: 40_950 } as const;
+
+/**
+ * ACTIVE_STANDBY: this amphora's half of the pair. Its keepalived holds the VIP on `interface` while it
+ * is MASTER, speaking VRRPv3 by unicast from `address` (its base port) to `peers`; both start as BACKUP
+ * and never preempt, so `priority` decides only which one takes the VIP first. The HAProxies of the pair
+ * share their stick tables over `haproxyPeers` (this amphora's own entry included, named by its id).
+ */
+export const VrrpConfig = Closed({
+  role: Enum(AmphoraRole.filter((r) => r !== 'STANDALONE')),
+  priority: Type.Integer({ minimum: 1, maximum: 254 }),
+  virtualRouterId: Type.Integer({ minimum: 1, maximum: 255 }),
+  interface: Type.String({ pattern: INTERFACE_NAME_PATTERN }),
+  address: IpAddress(),
+  peers: Type.Array(IpAddress(), { minItems: 1 }),
+  vipPrefixLength: Type.Integer({ minimum: 1, maximum: 128 }),
+  /** Milliseconds, a multiple of 10 (VRRPv3 counts centiseconds). */
+  advertIntervalMs: Type.Integer({ ...VRRP_ADVERT_INTERVAL_MS, multipleOf: 10 }),
+  haproxyPeers: Type.Array(Closed({ name: Id, address: IpAddress(), port: Port() }), { minItems: 2 }),
+});
+
 export const AmphoraConfig = Closed({
   /** Config generation of the load balancer: strictly increasing. */
   version: Type.Integer({ minimum: 1 }),
@@ -141,8 +166,11 @@ export const AmphoraConfig = Closed({
   vip: Closed({ address: Type.String(), additional: Type.Array(Type.String()) }),
   listeners: Type.Array(ListenerConfig),
   pools: Type.Array(PoolConfig),
+  /** Present for an amphora of an ACTIVE_STANDBY pair; absent for SINGLE. */
+  vrrp: Type.Optional(VrrpConfig),
 });
 
+export type VrrpConfig = Static<typeof VrrpConfig>;
 export type MemberConfig = Static<typeof MemberConfig>;
 export type MonitorConfig = Static<typeof MonitorConfig>;
 export type PoolTlsConfig = Static<typeof PoolTlsConfig>;

@@ -3,7 +3,7 @@
  * Ids are fixed and readable: the first block says what kind of object it is.
  */
 import type {
-  AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
+  AmphoraConfig, VrrpConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../src/domain/amphora-config.js';
 import { ListenerDefaults, PoolDefaults } from '../../src/domain/defaults.js';
 import type { HaproxyPaths, RenderOptions } from '../../src/amphora-agent/haproxy/render.js';
@@ -275,6 +275,37 @@ export function disabledLoadBalancer(): AmphoraConfig {
   return { ...memberVariety(), loadBalancerId: ids.lb(5), amphoraId: ids.amphora(5), enabled: false };
 }
 
+/** This amphora's half of an ACTIVE_STANDBY pair whose other half is amphora 99. */
+export function vrrp(amphoraId: string, overrides: Partial<VrrpConfig> = {}): VrrpConfig {
+  return {
+    role: 'MASTER',
+    priority: 100,
+    virtualRouterId: 7,
+    interface: 'eth1',
+    address: '203.0.113.4',
+    peers: ['203.0.113.5'],
+    vipPrefixLength: 24,
+    advertIntervalMs: 100,
+    haproxyPeers: [
+      { name: amphoraId, address: '203.0.113.4', port: 1025 },
+      { name: ids.amphora(99), address: '203.0.113.5', port: 1025 },
+    ],
+    ...overrides,
+  };
+}
+
+/** The MASTER of an ACTIVE_STANDBY pair: source-IP and application-cookie stick tables shared with its peer. */
+export function activeStandby(): AmphoraConfig {
+  const config = loadBalancer(7, {
+    listeners: [listener(1, { protocol: 'TCP', port: 5432, defaultPoolId: ids.pool(1) }), listener(2, { defaultPoolId: ids.pool(2) })],
+    pools: [
+      pool(1, { protocol: 'TCP', algorithm: 'SOURCE_IP', sessionPersistence: { type: 'SOURCE_IP', cookieName: null }, members: [member(1, { port: 5432 }), member(2, { port: 5432 })] }),
+      pool(2, { sessionPersistence: { type: 'APP_COOKIE', cookieName: 'JSESSIONID' }, members: [member(3)] }),
+    ],
+  });
+  return { ...config, vrrp: vrrp(config.amphoraId) };
+}
+
 export const goldenConfigs: Readonly<Record<string, () => AmphoraConfig>> = {
   'http-l7': httpWithL7,
   'tcp-source-ip': tcpWithSourceIp,
@@ -282,4 +313,5 @@ export const goldenConfigs: Readonly<Record<string, () => AmphoraConfig>> = {
   'disabled-objects': disabledObjects,
   'disabled-lb': disabledLoadBalancer,
   'terminated-https': terminatedHttps,
+  'active-standby': activeStandby,
 };

@@ -35,6 +35,8 @@ export interface HaproxyFiles {
 
 export interface HaproxyProcessOptions {
   binary: string;
+  /** A command prefix HAProxy is started through (../capabilities.ts: without the agent's capabilities). */
+  launcher?: readonly string[];
   files: HaproxyFiles;
   log: Pick<Console, 'info' | 'warn' | 'error'>;
   /** How long start and reload may take before they count as failed. */
@@ -188,7 +190,8 @@ export class HaproxyProcess {
     const takeOver = this.orphanMasterPid();
     // No -p: the config's `pidfile` names files.pidFile (both at once make HAProxy warn).
     const args = ['-W', '-S', files.masterSocket, '-f', files.config, ...(takeOver ? ['-sf', String(takeOver)] : [])];
-    const child = spawn(this.options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const [file, ...prefix] = [...(this.options.launcher ?? []), this.options.binary];
+    const child = spawn(file!, [...prefix, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     this.loaded = false;
     this.startedAt = Date.now();

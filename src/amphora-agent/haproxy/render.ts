@@ -65,6 +65,8 @@ const STICK_TABLE_SIZE = '10k';
 const CIDRS_PER_LINE = 32;
 const ALLOWED_CIDRS_ACL = 'allowed-cidrs';
 const PERSISTENCE_COOKIE = 'SRV';
+// The peers section of an ACTIVE_STANDBY pair, which every stick table names.
+const PEERS_SECTION = 'pair';
 
 // ---------------------------------------------------------------------------------------
 // The plan: which proxies exist, named, before any line is written
@@ -187,9 +189,11 @@ function secondsAsMs(field: string, seconds: number, floor = 0): string {
 // ---------------------------------------------------------------------------------------
 // global and defaults
 
-function globalSection(paths: HaproxyPaths, opts: RenderOptions): string[] {
+function globalSection(config: AmphoraConfig, paths: HaproxyPaths, opts: RenderOptions): string[] {
   return [
     'global',
+    // This amphora's entry of the peers section: the one HAProxy binds and pushes its tables from.
+    ...(config.vrrp ? [`localpeer ${enc.uuid('amphora id', config.amphoraId)}`] : []),
     `maxconn ${enc.integer('maxconn', opts.maxconn, 1, MaxInt32)}`,
     `stats socket ${enc.absolutePath('stats socket', paths.statsSocket)} mode 600 level admin expose-fd listeners`,
     `server-state-file ${enc.absolutePath('server state file', paths.stateFile)}`,
@@ -197,6 +201,21 @@ function globalSection(paths: HaproxyPaths, opts: RenderOptions): string[] {
     `hard-stop-after ${HARD_STOP_AFTER}`,
     // Nothing uses HAProxy's own HTTP client; without this every start, reload and `-c` reads the system CA store (~40 ms).
     'httpclient.ssl.verify none',
+  ];
+}
+
+/**
+ * ACTIVE_STANDBY: the two HAProxies of the pair share their stick tables, so a client that sticks to a
+ * member through the MASTER sticks to it through the BACKUP after a failover.
+ */
+function peersSection(config: AmphoraConfig): string[] {
+  const peers = config.vrrp?.haproxyPeers;
+  if (!peers) return [];
+  assertUnique('haproxy peer name', peers.map((p) => p.name));
+  if (!peers.some((p) => p.name === config.amphoraId)) throw new RenderError('haproxy peers', config.amphoraId, 'do not name this amphora');
+  return [
+    `peers ${PEERS_SECTION}`,
+    ...peers.map((p) => `peer ${enc.uuid('haproxy peer name', p.name)} ${enc.socketAddress('haproxy peer address', p.address, 'haproxy peer port', p.port)}`),
   ];
 }
 
@@ -442,7 +461,7 @@ function balanceLines(pool: PoolConfig): string[] {
   }
 }
 
-function persistenceLines(pool: PoolConfig, mode: Mode): string[] {
+function persistenceLines(pool: PoolConfig, mode: Mode, shared: boolean): string[] {
   const sp = pool.sessionPersistence;
   if (!sp) return [];
   const field = at('pool', pool.id, 'session_persistence');
@@ -450,12 +469,13 @@ function persistenceLines(pool: PoolConfig, mode: Mode): string[] {
   underDomainRule(field, sp, () =>
     validateSessionPersistence({ type: sp.type, cookie_name: sp.cookieName, persistence_timeout: null, persistence_granularity: null }, pool.protocol),
   );
-  if (sp.type === 'SOURCE_IP') return [`stick-table type ipv6 size ${STICK_TABLE_SIZE}`, 'stick on src'];
+  const peers = shared ? ` peers ${PEERS_SECTION}` : '';
+  if (sp.type === 'SOURCE_IP') return [`stick-table type ipv6 size ${STICK_TABLE_SIZE}${peers}`, 'stick on src'];
   if (mode !== 'http') return [];
   if (sp.type === 'HTTP_COOKIE') return [`cookie ${PERSISTENCE_COOKIE} insert indirect nocache`];
   const cookie = enc.httpToken(`${field} cookie_name`, sp.cookieName ?? '');
   return [
-    `stick-table type string len 64 size ${STICK_TABLE_SIZE}`,
+    `stick-table type string len 64 size ${STICK_TABLE_SIZE}${peers}`,
     `stick store-response ${enc.fetchWithArgument(field, 'res.cook', cookie)}`,
     `stick match ${enc.fetchWithArgument(field, 'req.cook', cookie)}`,
   ];
@@ -545,7 +565,7 @@ function serverLine(member: MemberConfig, b: BackendPlan, monitor: MonitorConfig
   return `server ${name} ${enc.socketAddress(field('address'), member.address, field('protocol_port'), member.port)} ${options.join(' ')}`;
 }
 
-function backendSection(b: BackendPlan, paths: HaproxyPaths): string[] {
+function backendSection(b: BackendPlan, paths: HaproxyPaths, shared: boolean): string[] {
   const { pool, listener, mode } = b;
   const timeout = (attribute: string, ms: number) => timeoutMs(at('listener', listener.id, attribute), ms);
   const monitor = pool.monitor?.enabled ? pool.monitor : null;
@@ -558,7 +578,7 @@ function backendSection(b: BackendPlan, paths: HaproxyPaths): string[] {
     'option allbackups',
     `timeout connect ${timeout('timeout_member_connect', listener.timeouts.memberConnect)}`,
     `timeout server ${timeout('timeout_member_data', listener.timeouts.memberData)}`,
-    ...persistenceLines(pool, mode),
+    ...persistenceLines(pool, mode, shared),
     ...(mode === 'http' ? insertHeaderLines(listener) : []),
     ...(monitor ? monitorLines(monitor, pool) : []),
     ...pool.members.map((m) => serverLine(m, b, monitor, paths)),
@@ -576,11 +596,13 @@ export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, 
   const header = `# Load balancer ${enc.uuid('load balancer id', config.loadBalancerId)} on amphora ${enc.uuid('amphora id', config.amphoraId)}, rendered by Ostia\n`;
   const frontends = planFrontends(config);
   const vips = frontends.length ? bindAddresses(config) : [];
+  const peers = peersSection(config);
   const sections = [
-    globalSection(paths, opts),
+    globalSection(config, paths, opts),
+    ...(peers.length ? [peers] : []),
     defaultsSection(),
     ...frontends.map((f) => frontendSection(f, vips, opts, paths)),
-    ...frontends.flatMap((f) => f.backends.map((b) => backendSection(b, paths))),
+    ...frontends.flatMap((f) => f.backends.map((b) => backendSection(b, paths, peers.length > 0))),
   ];
   return [header, ...sections.map(format)].join('\n');
 }

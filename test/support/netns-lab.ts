@@ -1,0 +1,155 @@
+/**
+ * A lab for netns amphorae, as root: a data directory, its BridgeNetwork fabric with the management
+ * bridge, a CA, the health manager's heartbeat receiver and a plain socket on the controller's
+ * management address, a NetnsCompute, and the spec of any amphora sending heartbeats to both; and a
+ * tenant bridge built by hand in the fabric with a member namespace serving HTTP and a client namespace.
+ * Everything is removed in t.after, also when the test fails.
+ */
+import { spawn } from 'node:child_process';
+import { createSocket, type RemoteInfo } from 'node:dgram';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { bridgeManagementNetwork } from '../../src/config.js';
+import { AgentClient } from '../../src/amphora-client/client.js';
+import { HeartbeatReceiver, type AcceptedHeartbeat } from '../../src/providers/amphora/health/receiver.js';
+import { heartbeatKey } from '../../src/providers/amphora/heartbeat-key.js';
+import { CertificateAuthority } from '../../src/pki/ca.js';
+import { BridgeNetwork } from '../../src/network/bridge-network/bridge-network.js';
+import { deleteNetns, ensureNetns, IP, ip, netnsPids, plugPort, type BridgeAttachment } from '../../src/linux-net/ip.js';
+import type { AmphoraSpec } from '../../src/compute/compute-driver.js';
+import { NetnsCompute } from '../../src/compute/netns-compute/netns-compute.js';
+import { ipToBigInt, bigIntToIp } from '../../src/domain/net.js';
+
+const HEARTBEAT_SECRET = 'netns-compute-test-'.padEnd(40, 's');
+
+interface After {
+  after(fn: () => Promise<void> | void): void;
+}
+
+export interface NetnsLab {
+  dataDir: string;
+  net: BridgeNetwork;
+  ca: CertificateAuthority;
+  compute: NetnsCompute;
+  /** The spec of an amphora: the n-th management address (0 is the first of the range). */
+  specFor(amphoraId: string, n?: number): Promise<AmphoraSpec>;
+  /** Datagrams on a plain socket of the controller's management address, with their sender… */
+  datagrams: RemoteInfo[];
+  /** …and what the health manager's receiver, on the same address, accepted. */
+  accepted: AcceptedHeartbeat[];
+}
+
+export async function netnsLab(t: After): Promise<NetnsLab> {
+  // Short: HAProxy's sockets live in the amphora's directory under it.
+  const dataDir = mkdtempSync('/tmp/ostia-nc-');
+  const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
+  const net = new BridgeNetwork(dataDir, managementNetwork);
+  const compute = new NetnsCompute(join(dataDir, 'amphorae'), { management: net.management, dataDir, stopGraceMs: 2_000 });
+  const socket = createSocket('udp4');
+  const accepted: AcceptedHeartbeat[] = [];
+  const receiver = new HeartbeatReceiver({
+    listen: `${controllerAddress}:0`,
+    heartbeatSecret: HEARTBEAT_SECRET,
+    maxSkewMs: 3_000,
+    flushMs: 10,
+    maxPending: 10,
+    write: async (batch) => {
+      accepted.push(...batch);
+      return { unknown: [] };
+    },
+    log: pino({ level: 'silent' }),
+  });
+  t.after(async () => {
+    socket.close();
+    await receiver.close();
+    for (const { computeId } of await compute.list()) await compute.delete(computeId);
+    await net.destroy();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  await net.open();
+  const receiving = await receiver.start();
+  const datagrams: RemoteInfo[] = [];
+  socket.on('message', (_datagram, from) => datagrams.push(from));
+  socket.bind(0, controllerAddress);
+  await once(socket, 'listening');
+  const ca = await CertificateAuthority.open(join(dataDir, 'pki'));
+  const specFor = async (amphoraId: string, n = 0): Promise<AmphoraSpec> => {
+    const managementAddress = bigIntToIp(ipToBigInt(managementNetwork.start) + BigInt(n), 4);
+    const issued = await ca.issueAmphoraCert(amphoraId, managementAddress, 1);
+    return {
+      amphoraId,
+      dir: compute.amphoraDir(amphoraId),
+      managementAddress,
+      agentPort: 9443,
+      certPem: issued.certPem,
+      keyPem: issued.keyPem,
+      clientCaPem: ca.clientCaPem,
+      heartbeat: { key: heartbeatKey(HEARTBEAT_SECRET, amphoraId), targets: [`${controllerAddress}:${receiving.port}`, `${controllerAddress}:${socket.address().port}`], intervalMs: 100 },
+      haproxyBinary: '/usr/sbin/haproxy',
+      maxconn: 1000,
+    };
+  };
+  return { dataDir, net, ca, compute, specFor, datagrams, accepted };
+}
+
+/** The controller's client for the agent of `spec`. */
+export async function agentClient(l: NetnsLab, spec: AmphoraSpec): Promise<AgentClient> {
+  const { certPem, keyPem } = await l.ca.controllerClientCert();
+  return new AgentClient({ url: `https://${spec.managementAddress}:${spec.agentPort}`, amphoraId: spec.amphoraId, serverCaPem: l.ca.serverCaPem, clientCertPem: certPem, clientKeyPem: keyPem });
+}
+
+export interface Tenant {
+  attachment: BridgeAttachment;
+  memberNs: string;
+  clientNs: string;
+}
+
+/**
+ * The tenant network the bridge driver will build in a later step, by hand: a bridge in the fabric, a
+ * member namespace answering HTTP on `member`:8080 with "member", and a client namespace at `client`.
+ */
+export async function tenantNetwork(t: After, l: NetnsLab, addresses: { prefixLength: number; member: string; client: string }): Promise<Tenant> {
+  const attachment: BridgeAttachment = { namespace: l.net.fabric, bridge: 'br-tenant', prefixLength: addresses.prefixLength };
+  const [memberNs, clientNs] = [`${l.net.fabric}-member`, `${l.net.fabric}-client`];
+  t.after(async () => {
+    for (const ns of [memberNs, clientNs]) {
+      for (const pid of netnsPids(ns)) process.kill(pid, 'SIGKILL');
+      await deleteNetns(ns);
+    }
+  });
+  await ip('-n', attachment.namespace, 'link', 'add', attachment.bridge, 'type', 'bridge');
+  await ip('-n', attachment.namespace, 'link', 'set', attachment.bridge, 'up');
+  for (const [ns, address] of [[memberNs, addresses.member], [clientNs, addresses.client]] as const) {
+    await ensureNetns(ns);
+    await plugPort(attachment, ns === memberNs ? 'member' : 'client', ns, address);
+  }
+  const backend = spawn(IP, ['netns', 'exec', memberNs, process.execPath, '-e', `require('node:http').createServer((q, s) => s.end('member')).listen(8080, '${addresses.member}', () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => {
+    backend.kill('SIGKILL');
+  });
+  await once(backend.stdout!, 'data', { signal: AbortSignal.timeout(10_000) });
+  return { attachment, memberNs, clientNs };
+}
+
+export async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export const pidRecord = (dir: string) => JSON.parse(readFileSync(join(dir, 'agent.pid'), 'utf8')) as { pid: number; startTime: string | null };
+export const statusField = (pid: number, field: string) => readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+([0-9a-f]+)`, 'm'))?.[1];
+/** The processes of a network namespace whose command is `comm`. */
+export const processesNamed = (netns: string, comm: string) => netnsPids(netns).filter((pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
+  } catch {
+    return false;
+  }
+});
