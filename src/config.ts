@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { QuotaResources } from './domain/defaults.js';
 import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
-import { HEARTBEAT_MIN_INTERVAL_MS } from './domain/amphora-config.js';
+import { HEARTBEAT_MIN_INTERVAL_MS, VRRP_ADVERT_INTERVAL_MS } from './domain/amphora-config.js';
 import { namespacesUnavailable } from './linux-net/ip.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
@@ -143,6 +143,11 @@ const ConfigSchema = Closed({
     haproxyBinary: Type.String(),
     /** Per HAProxy process; this machine's FD hard limit (20000) caps it near 9,900. */
     maxconn: Type.Integer({ minimum: 1, maximum: 9900 }),
+    /**
+     * ACTIVE_STANDBY: how often the MASTER's keepalived advertises (VRRPv3, a multiple of 10 ms); the
+     * BACKUP takes the VIP after three silent intervals. Octavia's default is 1 s.
+     */
+    vrrpAdvertIntervalMs: Type.Integer({ ...VRRP_ADVERT_INTERVAL_MS, multipleOf: 10 }),
   }),
   compute: Closed({
     /**
@@ -304,6 +309,7 @@ export function defaultConfig(dataDir: string): Config {
       failoverCircuitBreakerFraction: 0.5,
       haproxyBinary: 'haproxy',
       maxconn: 8000,
+      vrrpAdvertIntervalMs: 100,
     },
     compute: { driver: 'local' },
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },

@@ -114,7 +114,7 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
       const network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network));
       await network.open();
       const compute = new NetnsCompute(rootDir, { management: network.management, dataDir: config.dataDir });
-      return { ...common, network, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
+      return { ...common, network, dataPlane: true, activeStandby: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
     }
     const { LoopbackNetwork } = await import('./network/loopback-network/loopback-network.js');
     // Management addresses only under compute.driver noop, whose flows plug no VIP (the one way network.driver noop goes with amphorae).
@@ -122,11 +122,11 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
     if (computeIsNoop(config)) {
       const { NoopCompute } = await import('./compute/noop-compute/noop-compute.js');
       // Nothing is written there: the directory only names the amphora in messages.
-      return { ...common, network, dataPlane: false, compute: new NoopCompute(), amphoraDir: (id) => join(rootDir, id), agent: noopAgentClients };
+      return { ...common, network, dataPlane: false, activeStandby: true, compute: new NoopCompute(), amphoraDir: (id) => join(rootDir, id), agent: noopAgentClients };
     }
     const { LocalCompute } = await import('./compute/local-compute/local-compute.js');
     const compute = new LocalCompute(rootDir);
-    return { ...common, network, dataPlane: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
+    return { ...common, network, dataPlane: true, activeStandby: false, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };
   });
 }
 

@@ -42,7 +42,7 @@ const FlavorSchema: DataSchema = {
   loadbalancer_topology: {
     type: 'string',
     enum: ['SINGLE', 'ACTIVE_STANDBY'],
-    description: 'The load balancer topology. One of: SINGLE - One amphora per load balancer. ACTIVE_STANDBY - Two amphora per load balancer. Ostia builds SINGLE only until keepalived VRRP lands (ACTIVE_STANDBY under compute.driver noop: rows only).',
+    description: 'The load balancer topology. One of: SINGLE - One amphora per load balancer. ACTIVE_STANDBY - Two amphora per load balancer. Ostia builds ACTIVE_STANDBY under compute.driver netns (keepalived VRRPv3 between namespaces) and noop (rows only).',
   },
   compute_flavor: {
     type: 'string',
@@ -88,11 +88,12 @@ const AvailabilityZoneSchema: DataSchema = {
 export const amphoraFlavorCapabilities: readonly Capability[] = capabilitiesOf(FlavorSchema);
 export const amphoraAvailabilityZoneCapabilities: readonly Capability[] = capabilitiesOf(AvailabilityZoneSchema);
 
-export const ACTIVE_STANDBY_REFUSAL = 'loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.';
+export const ACTIVE_STANDBY_REFUSAL =
+  'loadbalancer_topology ACTIVE_STANDBY needs amphorae with network stacks of their own, between which keepalived moves the VIP: set compute.driver netns and network.driver bridge (as root). Under compute.driver local both HAProxies of a pair would answer on one machine.';
 
 /**
- * `activeStandby`: under compute.driver noop the flows build the MASTER/BACKUP pair's rows, as Octavia's
- * do with no-op drivers; with amphorae that run, two HAProxies without keepalived would both answer.
+ * `activeStandby`: compute.driver netns builds the MASTER/BACKUP pair with keepalived between them; noop
+ * builds the pair's rows, as Octavia's flows do with no-op drivers; local amphorae share one network stack.
  */
 export function validateAmphoraFlavorData(data: Record<string, unknown>, opts: { activeStandby: boolean } = { activeStandby: false }): void {
   validateProfileData(PROVIDER, FlavorSchema, data);

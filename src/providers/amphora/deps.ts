@@ -21,6 +21,11 @@ export interface AmphoraDeps {
    * and operating statuses are left to a health manager that will never hear anything.
    */
   readonly dataPlane: boolean;
+  /**
+   * Whether the pair of an ACTIVE_STANDBY load balancer can be built: amphorae with network stacks of their
+   * own, between which keepalived moves the VIP (compute.driver netns), or rows only (noop).
+   */
+  readonly activeStandby: boolean;
   readonly compute: ComputeDriver;
   readonly network: NetworkDriver;
   readonly ca: Pick<CertificateAuthority, 'issueAmphoraCert' | 'clientCaPem'>;

@@ -19,7 +19,7 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
     description: AMPHORA_DESCRIPTION + (noop ? NOOP_COMPUTE_DESCRIPTION_SUFFIX : ''),
     flavorCapabilities: () => amphoraFlavorCapabilities,
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
-    validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: noop }),
+    validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: compute !== 'local' }),
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks,
     flow: amphoraFlows(load),

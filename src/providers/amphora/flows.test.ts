@@ -79,6 +79,7 @@ function startWorker(): Worker {
   const deps: AmphoraDeps = {
     settings: h.config.amphora,
     dataPlane: true,
+    activeStandby: false,
     compute,
     network: new LoopbackNetwork(h.config.amphora.managementNetwork),
     ca: {

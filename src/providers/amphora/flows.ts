@@ -27,7 +27,7 @@ import { rememberFailure } from '../../db/failover-memory.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeReason } from './failures.js';
 import { settleRefusedChange } from './statuses.js';
 import {
-  bootCompute, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
+  bootCompute, builtAndKept, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
 } from './steps.js';
 
@@ -73,9 +73,9 @@ function failChange(load: AmphoraDepsLoader): Flow['onFailure'] {
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
-  const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load), pushConfig(load, builtByJob)];
-  const create: Flow = { steps: [...build, verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
-  const failover: Flow = { steps: [...build, retireOldAmphorae(load), markActive(load)], onFailure: failFailover };
+  const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load)];
+  const create: Flow = { steps: [...build, pushConfig(load, builtByJob), verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
+  const failover: Flow = { steps: [...build, pushConfig(load, builtAndKept), retireOldAmphorae(load), markActive(load)], onFailure: failFailover };
   const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failChange(load) };
   const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.

@@ -14,7 +14,8 @@ import type { Database } from '../../db/schema.js';
 import type { AmphoraRow } from '../../db/records/amphora.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
-import type { AmphoraConfig } from '../../domain/amphora-config.js';
+import type { AmphoraConfig, VrrpConfig } from '../../domain/amphora-config.js';
+import { ipVersion } from '../../domain/net.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
@@ -133,13 +134,14 @@ const VRRP_ID = 1;
 const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
 
 /**
- * The roles this job builds: the one of the amphora an amphora failover replaces (a MASTER is
- * replaced by a MASTER), else one per member of the topology, as Octavia's flows assign them.
+ * The roles this job builds: one per member of the topology, as Octavia's flows assign them; for an
+ * amphora failover, the replaced amphora's, except that half of a pair is rebuilt as BACKUP: its survivor
+ * holds the VIP (keepalived never preempts), so the survivor becomes the MASTER.
  */
 async function rolesToBuild(ctx: StepContext, topology: Placement['topology']): Promise<Role[]> {
   if (ctx.payload.amphora_id !== undefined) {
     const replaced = await findAmphora(ctx.db.kysely, String(ctx.payload.amphora_id));
-    return [replaced?.role ?? 'STANDALONE'];
+    return [isVrrp(replaced?.role ?? null) ? 'BACKUP' : (replaced?.role ?? 'STANDALONE')];
   }
   return topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE'];
 }
@@ -150,12 +152,20 @@ export function createAmphora(load: AmphoraDepsLoader): Step {
     name: 'create-amphora',
     async run(ctx) {
       if ((await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)).length) return;
-      const { network, settings, dataPlane } = await load();
+      const { network, settings, activeStandby } = await load();
       const placement = await placementOf(ctx.db.kysely, ctx.loadBalancerId);
       const roles = await rolesToBuild(ctx, placement.topology);
-      // The flavor check refuses ACTIVE_STANDBY with a data plane; this holds when compute.driver changed since.
-      if (dataPlane && roles.some(isVrrp)) throw new Error(ACTIVE_STANDBY_REFUSAL);
+      // The flavor check refuses ACTIVE_STANDBY where it cannot be built; this holds when compute.driver changed since.
+      if (!activeStandby && roles.some(isVrrp)) throw new Error(ACTIVE_STANDBY_REFUSAL);
       await ctx.db.kysely.transaction().execute(async (trx) => {
+        if (ctx.payload.amphora_id !== undefined && roles.some(isVrrp))
+          await trx
+            .updateTable('amphora')
+            .set({ role: 'MASTER', vrrp_priority: VRRP_PRIORITY.MASTER, updated_at: timestamp() })
+            .where('load_balancer_id', '=', ctx.loadBalancerId)
+            .where('status', '=', 'ALLOCATED')
+            .where('id', '!=', String(ctx.payload.amphora_id))
+            .execute();
         for (const [index, role] of roles.entries()) {
           const id = jobAmphoraId(ctx.jobId, index);
           const address = await network.allocateManagementAddress(trx, id);
@@ -309,17 +319,37 @@ export function plugVip(load: AmphoraDepsLoader): Step {
   };
 }
 
-/** Which amphorae a push-config step configures. */
-export type PushTargets = (ctx: StepContext) => Promise<AmphoraRow[]>;
+/**
+ * Which amphorae a push-config step configures (`push`), and the amphorae serving the load balancer once
+ * the job is done (`pair`): an ACTIVE_STANDBY amphora's keepalived and HAProxy peers are the others.
+ */
+export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[] }>;
 
-/** The amphorae this job builds (create, failover). */
-export const builtByJob: PushTargets = builtAmphorae;
+const allocated = (ctx: StepContext) => ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
+
+/** The amphorae a create builds. */
+export const builtByJob: PushTargets = async (ctx) => {
+  const built = await builtAmphorae(ctx);
+  return { push: built, pair: built };
+};
+
+/**
+ * A failover's: the amphorae it builds and those it keeps (the survivor of a pair), which learns its new
+ * peer. An amphora failover replaces the amphora its payload names; a load balancer failover, every other.
+ */
+export const builtAndKept: PushTargets = async (ctx) => {
+  const built = await builtAmphorae(ctx);
+  const replaced = ctx.payload.amphora_id;
+  const kept = replaced === undefined ? [] : (await allocated(ctx)).filter((a) => a.id !== String(replaced) && !built.some((b) => b.id === a.id));
+  const pair = [...built, ...kept];
+  return { push: pair, pair };
+};
 
 /** The amphorae serving the load balancer (every change to its tree). */
 export const inService: PushTargets = async (ctx) => {
-  const amphorae = await ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
+  const amphorae = await allocated(ctx);
   if (!amphorae.length) throw new Error(`load balancer ${ctx.loadBalancerId} has no amphora in service (ALLOCATED) to configure; a failover builds one`);
-  return amphorae;
+  return { push: amphorae, pair: amphorae };
 };
 
 /** The amphora the job's payload names (the admin API's configure). */
@@ -327,7 +357,8 @@ export const namedInPayload: PushTargets = async (ctx) => {
   const id = String(ctx.payload.amphora_id);
   const amp = await findAmphora(ctx.db.kysely, id);
   if (!amp || amp.status === 'DELETED') throw new Error(`amphora ${id} does not exist`);
-  return [amp];
+  const pair = await allocated(ctx);
+  return { push: [amp], pair: pair.some((a) => a.id === id) ? pair : [...pair, amp] };
 };
 
 async function nextConfigVersion(ctx: StepContext): Promise<number> {
@@ -344,11 +375,14 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  * Sends the whole configuration, under a new version, to each amphora. A retried push sends a
  * newer version of the same content, which the agent applies without harm.
  */
-export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraRow[]): Promise<void> {
+export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair }: Awaited<ReturnType<PushTargets>>): Promise<void> {
   const version = await nextConfigVersion(ctx);
   const vipSubnetId = deps.dataPlane ? (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).subnetId : null;
-  for (const amp of amphorae) {
-    const config = await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version);
+  // Read again: plug-vip gave the amphorae of this job their base ports after the targets were listed.
+  const fresh = await ctx.db.kysely.selectFrom('amphora').selectAll().where('id', 'in', pair.map((a) => a.id)).execute();
+  for (const amp of push) {
+    const vrrp = vrrpConfig(amp.id, fresh, deps.settings.vrrpAdvertIntervalMs);
+    const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
     try {
       if (vipSubnetId) await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vipSubnetId, memberAddresses(config));
       const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
@@ -358,6 +392,31 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, amphor
       throw e;
     }
   }
+}
+
+/** Where the HAProxies of a pair exchange their stick tables, on their base ports. */
+export const HAPROXY_PEERS_PORT = 1025;
+
+/**
+ * This amphora's half of an ACTIVE_STANDBY pair, from the rows plug-vip filled; undefined for a STANDALONE
+ * amphora, or one without a base port (nothing runs under compute.driver noop).
+ */
+function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], advertIntervalMs: number): VrrpConfig | undefined {
+  const self = pair.find((a) => a.id === amphoraId);
+  if (!self || !isVrrp(self.role) || !self.vrrp_ip || !self.vrrp_interface) return undefined;
+  const peers = pair.filter((a) => a.id !== amphoraId && isVrrp(a.role) && a.vrrp_ip);
+  if (!peers.length) throw new Error(`amphora ${amphoraId} (${self.role}) has no peer with a base port to pair with`);
+  return {
+    role: self.role as VrrpConfig['role'],
+    priority: self.vrrp_priority ?? VRRP_PRIORITY[self.role!]!,
+    virtualRouterId: self.vrrp_id ?? VRRP_ID,
+    interface: self.vrrp_interface,
+    address: self.vrrp_ip,
+    peers: peers.map((p) => p.vrrp_ip!),
+    vipPrefixLength: ipVersion(self.ha_ip ?? self.vrrp_ip) === 6 ? 128 : 32,
+    advertIntervalMs,
+    haproxyPeers: [self, ...peers].map((a) => ({ name: a.id, address: a.vrrp_ip!, port: HAPROXY_PEERS_PORT })),
+  };
 }
 
 /** Where the amphora connects on members' behalf: their addresses and monitor addresses. */

@@ -66,6 +66,7 @@ const deps = (): AmphoraDeps =>
   ({
     keyManager: h.runtime.keyManager,
     dataPlane: true,
+    activeStandby: false,
     agent: async () => ({
       putConfig: async (config: AmphoraConfig) => {
         pushes.push(config);
