@@ -131,8 +131,8 @@ export function renderPortSecurity(port: string, allowed: PortAllowance): string
   const v6 = addresses.filter((a) => a.version === 6).map((a) => a.text);
   const rules = [`ether saddr != ${mac} drop`];
   if (v4.length > 0) rules.push(`arp saddr ether ${mac} arp saddr ip ${anonymousSet(v4)} accept`, `ip saddr ${anonymousSet(v4)} accept`);
-  // Link-local sources carry neighbour discovery; the unspecified one, duplicate address detection.
-  rules.push('ip6 saddr fe80::/10 accept', 'ip6 saddr :: icmpv6 type nd-neighbor-solicit accept');
+  // Link-local sources carry neighbour discovery; the unspecified one, duplicate address detection and the listener reports sent meanwhile.
+  rules.push('ip6 saddr fe80::/10 accept', 'ip6 saddr :: icmpv6 type { nd-neighbor-solicit, mld-listener-report, mld2-listener-report } accept');
   if (v6.length > 0) rules.push(`ip6 saddr ${anonymousSet(v6)} accept`);
   rules.push('drop');
   const chainName = portChain(name);
