@@ -9,7 +9,8 @@
  *   agent on the management port, a client reaching a listener from its allowed CIDRs, or VRRP from
  *   a peer; on the management port the amphora may only send heartbeats and replies, and it may not
  *   open connections to the controller's addresses on tenant networks. HAProxy, which handles tenant
- *   traffic, holds no capability and cannot change it;
+ *   traffic, holds no capability and cannot change it; the agent and keepalived hold CAP_NET_ADMIN of
+ *   the namespace and could, so against them only port security holds;
  * - port security, stateless, is table `bridge ostia_port_security` in the fabric namespace, out of
  *   every amphora's reach: frames from an amphora's bridge port must carry its MAC and, for ARP, IPv4
  *   and IPv6 (other than link-local and duplicate address detection), one of its allowed addresses.
