@@ -84,6 +84,13 @@ export async function linkExists(name: string, netns?: string): Promise<boolean>
   }
 }
 
+/** The MAC address of interface `name` of namespace `netns`. */
+export async function linkMac(name: string, netns: string): Promise<string> {
+  const [link] = JSON.parse(await ip('-n', netns, '-j', 'link', 'show', 'dev', name)) as Array<{ address?: string }>;
+  if (!link?.address) throw new Error(`interface ${name} of namespace ${netns} has no MAC address`);
+  return link.address;
+}
+
 /** Deletes interface `name` (a veth takes its peer with it); an absent one is fine. */
 export async function deleteLink(name: string, netns?: string): Promise<void> {
   try {
@@ -103,6 +110,9 @@ export function namespacesUnavailable(uid: number | undefined = process.getuid?.
   return false;
 }
 
+/** An amphora's interface on the management network. */
+export const MANAGEMENT_INTERFACE = 'eth0';
+
 /** The network namespace of an amphora of the fabric `fabric`: the compute driver makes it, the network driver plugs ports into it. */
 export function amphoraNamespace(fabric: string, amphoraId: string): string {
   return `${fabric}-${amphoraId}`;
@@ -119,7 +129,7 @@ export interface BridgeAttachment {
  * A port on `bridge`: a veth whose end `port` is enslaved to the bridge and whose other end is interface
  * `inside` of namespace `netns`, holding `address`, all up (with `netns`'s loopback). Two `ip` runs.
  */
-export async function plugPort(bridge: BridgeAttachment, port: string, netns: string, address: string, inside = 'eth0'): Promise<void> {
+export async function plugPort(bridge: BridgeAttachment, port: string, netns: string, address: string, inside = MANAGEMENT_INTERFACE): Promise<void> {
   await ipBatch(bridge.namespace, [`link add ${port} type veth peer name ${inside} netns ${netns}`, `link set ${port} master ${bridge.bridge} up`]);
   await ipBatch(netns, [`address add ${address}/${bridge.prefixLength} dev ${inside}`, `link set ${inside} up`, 'link set lo up']);
 }

@@ -28,6 +28,21 @@ export interface BasePort {
   interface: string;
 }
 
+/**
+ * What may reach an amphora, as Octavia's VIP security group says it: its listeners (from their allowed
+ * CIDRs), the other amphorae of its pair (VRRP and HAProxy peers), and the controller on the agent port;
+ * and where it may send heartbeats.
+ */
+export interface SecurityGroup {
+  listeners: Array<{ protocol: 'tcp' | 'udp' | 'sctp'; port: number; allowedCidrs: string[] }>;
+  /** The base addresses of the other amphorae of an ACTIVE_STANDBY pair. */
+  peers: string[];
+  peersPort: number;
+  agentPort: number;
+  /** `host:port` of the health managers. */
+  heartbeatTargets: string[];
+}
+
 export interface NetworkDriver {
   /** The amphora's management address; asking again for the same amphora returns the same address. */
   allocateManagementAddress(trx: Transaction<Database>, amphoraId: string): Promise<string>;
@@ -42,4 +57,6 @@ export interface NetworkDriver {
    * the others, as members come and go; addresses on no configured subnet are reached by route.
    */
   plugMemberNetworks(db: Kysely<Database>, amphoraId: string, vipSubnetId: string, memberAddresses: readonly string[]): Promise<void>;
+  /** Applies the amphora's security group to its ports, replacing the previous one at once. */
+  updateSecurityGroup(db: Kysely<Database>, amphoraId: string, group: SecurityGroup): Promise<void>;
 }

@@ -23,7 +23,8 @@ import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsOf, type GroupRecord } from '../process-group.js';
-import { amphoraNamespace, deleteLink, deleteNetns, ip, IP, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ip, IP, linkMac, MANAGEMENT_INTERFACE, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+import { addPortSecurity, removePortSecurity } from '../../network/bridge-network/security-groups.js';
 
 export interface NetnsComputeOptions extends ProcessComputeOptions {
   /** The management bridge amphorae plug into. */
@@ -148,6 +149,8 @@ export class NetnsCompute extends ProcessCompute {
     const netns = this.namespaceOf(spec.amphoraId);
     await ip('netns', 'add', netns);
     await plugPort(this.management, portName(spec.amphoraId), netns, spec.managementAddress);
+    // Out of the amphora's reach (it holds CAP_NET_ADMIN of its own namespace only): frames from its port carry its MAC and address.
+    await addPortSecurity(this.management.namespace, portName(spec.amphoraId), { mac: await linkMac(MANAGEMENT_INTERFACE, netns), addresses: [spec.managementAddress] });
     const id = amphoraUid(spec.amphoraId);
     for (const file of [AMPHORA_FILES.config, AMPHORA_FILES.cert, AMPHORA_FILES.key, AMPHORA_FILES.clientCa]) await chown(join(dir, file), id, id);
     await writeFile(join(dir, MOUNTS_FILE), amphoraMounts(this.dataDir, dir, hiddenProgramDirs(agent, this.dataDir, dir)), { mode: 0o600 });
@@ -183,6 +186,7 @@ export class NetnsCompute extends ProcessCompute {
     }
     // Deleted now, not when the kernel frees the namespace, so that a boot right after can plug the port again.
     await deleteLink(portName(amphoraId), this.management.namespace);
+    await removePortSecurity(this.management.namespace, portName(amphoraId));
     await deleteNetns(netns);
   }
 }

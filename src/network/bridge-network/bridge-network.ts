@@ -22,11 +22,12 @@ import { dataDirTag } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr } from '../../domain/net.js';
-import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, IP, ip, ipBatch, linkExists, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
+import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, parseHostPort } from '../../domain/net.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, IP, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
 import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
-import type { BasePort, NetworkDriver, VipPlug } from '../network-driver.js';
+import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
+import { addPortSecurity, applyAmphoraFirewall, removePortSecurity } from './security-groups.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
 
 const run = promisify(execFile);
@@ -145,12 +146,12 @@ export class BridgeNetwork implements NetworkDriver {
     const port = await this.amphoraPorts.ensure(db, plug.amphoraId, plug.subnetId, VRRP_DEVICE_OWNER);
     const vips = plug.floating ? [] : plug.addresses.map((vip) => `address add ${vip}/${ipVersion(vip) === 6 ? 128 : 32} dev ${VIP_INTERFACE}`);
     const route = port.subnet.gateway_ip && port.subnet.ip_version === 4 ? [`route replace default via ${port.subnet.gateway_ip} dev ${VIP_INTERFACE}`] : [];
-    await this.plugAmphora(plug.amphoraId, port, amphoraPortEnd(plug.amphoraId), VIP_INTERFACE, vips, route);
+    await this.plugAmphora(plug.amphoraId, port, amphoraPortEnd(plug.amphoraId), VIP_INTERFACE, vips, route, plug.addresses);
     return { portId: port.id, address: port.address, interface: VIP_INTERFACE };
   }
 
   async unplugVip(db: Kysely<Database>, amphoraId: string): Promise<void> {
-    await deleteLink(amphoraPortEnd(amphoraId), this.fabric);
+    await this.unplugAmphora(amphoraPortEnd(amphoraId));
     await this.amphoraPorts.release(db, amphoraId, VRRP_DEVICE_OWNER);
     for (const port of await this.amphoraPorts.memberPorts(db, amphoraId)) await this.unplugMember(db, amphoraId, port.subnet.network_id, port.subnet.id);
   }
@@ -171,24 +172,54 @@ export class BridgeNetwork implements NetworkDriver {
     for (const [networkId, subnetId] of wanted) {
       if (held.some((p) => p.subnet.id === subnetId) && (await linkExists(amphoraPortEnd(amphoraId, networkId), this.fabric))) continue;
       const port = await this.amphoraPorts.ensure(db, amphoraId, subnetId, MEMBER_DEVICE_OWNER);
-      await this.plugAmphora(amphoraId, port, amphoraPortEnd(amphoraId, networkId), memberInterface(networkId), [], []);
+      await this.plugAmphora(amphoraId, port, amphoraPortEnd(amphoraId, networkId), memberInterface(networkId), [], [], []);
     }
   }
 
   private async unplugMember(db: Kysely<Database>, amphoraId: string, networkId: string, subnetId: string): Promise<void> {
-    await deleteLink(amphoraPortEnd(amphoraId, networkId), this.fabric);
+    await this.unplugAmphora(amphoraPortEnd(amphoraId, networkId));
     await this.amphoraPorts.release(db, amphoraId, MEMBER_DEVICE_OWNER, subnetId);
   }
 
-  /** A veth from the port's network bridge to `inside` of the amphora's namespace, holding the port's address and then `addresses`; `routes` once it is up. */
-  private async plugAmphora(amphoraId: string, port: AmphoraPort, fabricEnd: string, inside: string, addresses: string[], routes: string[]): Promise<void> {
+  /**
+   * A veth from the port's network bridge to `inside` of the amphora's namespace, holding the port's address
+   * and then `addresses`; `routes` once it is up. Port security lets through frames of the inside end's MAC
+   * from the port's address and `allowedPairs` only (Neutron's allowed address pairs: the VIP).
+   */
+  private async plugAmphora(amphoraId: string, port: AmphoraPort, fabricEnd: string, inside: string, addresses: string[], routes: string[], allowedPairs: readonly string[]): Promise<void> {
     const netns = amphoraNamespace(this.fabric, amphoraId);
     if (!netnsExists(netns)) throw new Error(`amphora ${amphoraId} has no network namespace ${netns} to plug its port into: it is not running (compute.driver netns boots it first)`);
-    await deleteLink(fabricEnd, this.fabric);
-    await ipBatch(this.fabric, [`link add ${fabricEnd} type veth peer name ${inside} netns ${netns}`, `link set ${fabricEnd} master ${networkBridge(port.subnet.network_id)} up`]);
+    await this.unplugAmphora(fabricEnd);
+    await ipBatch(this.fabric, [`link add ${fabricEnd} type veth peer name ${inside} netns ${netns}`]);
+    await addPortSecurity(this.fabric, fabricEnd, { mac: await linkMac(inside, netns), addresses: [port.address, ...allowedPairs] });
+    await ipBatch(this.fabric, [`link set ${fabricEnd} master ${networkBridge(port.subnet.network_id)} up`]);
     await ipBatch(netns, [`address add ${port.address}/${port.subnet.cidrParsed.prefix} dev ${inside}`, ...addresses]);
     await run(IP, ['netns', 'exec', netns, 'sysctl', '-q', '-w', `net.ipv4.conf.${inside}.arp_notify=1`]);
     await ipBatch(netns, [`link set ${inside} up`, ...routes]);
+  }
+
+  private async unplugAmphora(fabricEnd: string): Promise<void> {
+    await deleteLink(fabricEnd, this.fabric);
+    await removePortSecurity(this.fabric, fabricEnd);
+  }
+
+  /**
+   * The amphora's security group (./security-groups.ts) on its management port, its base port (when
+   * plugged) and its member-network ports.
+   */
+  async updateSecurityGroup(db: Kysely<Database>, amphoraId: string, group: SecurityGroup): Promise<void> {
+    const netns = amphoraNamespace(this.fabric, amphoraId);
+    const plugged = await db.selectFrom('port').select('id').where('device_owner', '=', VRRP_DEVICE_OWNER).where('device_id', '=', amphoraId).executeTakeFirst();
+    const peersOnly = (protocol: 'tcp', port: number) => ({ protocol, port, allowedCidrs: group.peers.map((p) => `${p}/${ipVersion(p) === 6 ? 128 : 32}`) });
+    await applyAmphoraFirewall(netns, {
+      management: { iface: MANAGEMENT_INTERFACE, controller: this.controllerAddress, agentPort: group.agentPort, heartbeatTargets: group.heartbeatTargets.map((t) => {
+        const { host, port } = parseHostPort(t, 'amphora.healthListen');
+        return { address: host, port };
+      }) },
+      vip: plugged ? { iface: VIP_INTERFACE, listeners: [...group.listeners, ...(group.peers.length ? [peersOnly('tcp', group.peersPort)] : [])], vrrpPeers: group.peers } : null,
+      members: (await this.amphoraPorts.memberPorts(db, amphoraId)).map((p) => ({ iface: memberInterface(p.subnet.network_id) })),
+      controlPlane: this.legAddresses,
+    });
   }
 
   private legName(networkId: string): string {

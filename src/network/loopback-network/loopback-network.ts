@@ -56,4 +56,7 @@ export class LoopbackNetwork implements NetworkDriver {
 
   /** Every member is reached through this machine's own routes. */
   async plugMemberNetworks(): Promise<void> {}
+
+  /** Amphorae share this machine's network stack: there is no port of theirs to filter (allowed CIDRs are HAProxy's). */
+  async updateSecurityGroup(): Promise<void> {}
 }

@@ -16,6 +16,7 @@ import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import type { AmphoraConfig, VrrpConfig } from '../../domain/amphora-config.js';
 import { ipVersion } from '../../domain/net.js';
+import type { SecurityGroup } from '../../network/network-driver.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
@@ -384,7 +385,10 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push
     const vrrp = vrrpConfig(amp.id, fresh, deps.settings.vrrpAdvertIntervalMs);
     const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
     try {
-      if (vipSubnetId) await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vipSubnetId, memberAddresses(config));
+      if (vipSubnetId) {
+        await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vipSubnetId, memberAddresses(config));
+        await deps.network.updateSecurityGroup(ctx.db.kysely, amp.id, securityGroup(config, deps.settings));
+      }
       const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
       await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
     } catch (e) {
@@ -416,6 +420,17 @@ function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], advertInterv
     vipPrefixLength: ipVersion(self.ha_ip ?? self.vrrp_ip) === 6 ? 128 : 32,
     advertIntervalMs,
     haproxyPeers: [self, ...peers].map((a) => ({ name: a.id, address: a.vrrp_ip!, port: HAPROXY_PEERS_PORT })),
+  };
+}
+
+/** Octavia's VIP security group of the amphora: its enabled listeners from their allowed CIDRs, its pair, its agent. */
+function securityGroup(config: AmphoraConfig, settings: AmphoraDeps['settings']): SecurityGroup {
+  return {
+    listeners: config.listeners.filter((l) => l.enabled).map((l) => ({ protocol: l.protocol === 'UDP' ? 'udp' : l.protocol === 'SCTP' ? 'sctp' : 'tcp', port: l.port, allowedCidrs: l.allowedCidrs ?? [] })),
+    peers: config.vrrp?.peers ?? [],
+    peersPort: HAPROXY_PEERS_PORT,
+    agentPort: settings.agentPort,
+    heartbeatTargets: [settings.healthListen],
   };
 }
 
