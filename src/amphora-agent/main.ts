@@ -14,6 +14,7 @@ import { violations } from './typed-check.js';
 import { ConfigApplier } from './apply.js';
 import { agentLayout } from './layout.js';
 import { buildAgentServer } from './server.js';
+import { UdpBalancer } from './udp/udp-balancer.js';
 
 const BootConfigSchema = Type.Object({
   amphoraId: Type.String({ format: 'uuid' }),
@@ -71,7 +72,8 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   const haproxyVersion = await haproxy.version().catch((e: Error) => {
     throw new BootConfigError(`cannot run haproxyBinary '${boot.haproxyBinary}': ${e.message}`);
   });
-  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, maxconn: boot.maxconn, log: say });
+  const udp = new UdpBalancer(say);
+  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, maxconn: boot.maxconn, log: say, udp });
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({
@@ -81,6 +83,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     intervalMs: boot.heartbeat.intervalMs,
     stateFile: layout.heartbeatState,
     readStats: async () => (haproxy.running ? haproxy.runtime.showStat() : null),
+    readOtherStatus: () => udp.status(),
     configVersion: () => applier.version,
     log: say,
   });
@@ -95,6 +98,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   try {
     await server.listen({ host: boot.managementAddress, port: boot.agentPort });
   } catch (e) {
+    udp.stop();
     await haproxy.stop();
     throw e;
   }
@@ -104,6 +108,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     url: `https://${host}:${boot.agentPort}`,
     async stop() {
       heartbeat.stop();
+      udp.stop();
       await server.close();
       await haproxy.stop();
     },
