@@ -9,6 +9,7 @@
  *                (ECONNREFUSED) or any other socket error fails it; a reply or silence until the
  *                timeout passes. Octavia's check does the same (`nc -uz`, which reports success
  *                unless the port is refused): a UDP service need not answer an empty datagram.
+ *   TCP          a connection to the member's monitor port, closed at once.
  *   PING         one ICMP echo with `ping` (iputils), which the agent's CAP_NET_RAW lets open its
  *                raw socket: Node has no ICMP sockets, and unprivileged ones are off by default.
  *   HTTP         a request with the monitor's method, path, version and Host to the member's
@@ -17,6 +18,7 @@
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import type { MonitorConfig, PoolConfig } from '../../domain/amphora-config.js';
 import { HealthMonitorDefaults } from '../../domain/defaults.js';
 import { HttpMethod } from '../../domain/enums.js';
@@ -33,7 +35,7 @@ export interface Target {
 /** Resolves with null when the check passes, or why it failed. */
 export type Probe = (target: Target, timeoutMs: number) => Promise<string | null>;
 
-export const CHECKED_TYPES = ['UDP-CONNECT', 'PING', 'HTTP'] as const;
+export const CHECKED_TYPES = ['UDP-CONNECT', 'TCP', 'PING', 'HTTP'] as const;
 
 export const udpConnect: Probe = ({ address, port }, timeoutMs) =>
   new Promise((resolve) => {
@@ -55,6 +57,17 @@ export const udpConnect: Probe = ({ address, port }, timeoutMs) =>
       send();
       timers = [setTimeout(send, timeoutMs / 2), setTimeout(() => done(null), timeoutMs)];
     });
+  });
+
+export const tcpConnect: Probe = ({ address, port }, timeoutMs) =>
+  new Promise((resolve) => {
+    const socket = connect({ host: address, port, timeout: timeoutMs });
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(null);
+    });
+    socket.on('timeout', () => socket.destroy(new Error('timed out')));
+    socket.on('error', (e) => resolve(e.message));
   });
 
 export const ping: Probe = ({ address }, timeoutMs) =>
@@ -95,6 +108,8 @@ export function probeOf(monitor: MonitorConfig): Probe {
   switch (monitor.type) {
     case 'UDP-CONNECT':
       return udpConnect;
+    case 'TCP':
+      return tcpConnect;
     case 'PING':
       return ping;
     case 'HTTP':
