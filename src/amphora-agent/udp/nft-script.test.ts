@@ -5,7 +5,7 @@ import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { ids, listener, loadBalancer, member, monitor, pool } from '../../../test/support/render-fixtures.js';
 import { unmet } from '../../../test/support/requirements.js';
 import { checksOf } from './health-checks.js';
-import { elementsScript, mapName, rulesScript, servingMembers, slotRanges, SLOTS } from './nft-script.js';
+import { elementsScript, mapName, rulesScript, servingMembers, slotOwners, SLOTS } from './nft-script.js';
 
 const hex = (id: string) => id.replaceAll('-', '');
 
@@ -22,9 +22,9 @@ test('a UDP listener becomes DNAT rules per VIP family, a map per pool and famil
   const config = udpConfig({ listeners: [listener(1, { protocol: 'UDP', port: 53, defaultPoolId: ids.pool(1) }), listener(2, { protocol: 'HTTP', port: 80, defaultPoolId: ids.pool(1) })] });
   const rules = rulesScript(config);
   const m4 = mapName(ids.pool(1), 4);
-  assert.match(rules, new RegExp(`map ${m4} \\{ typeof numgen inc mod ${SLOTS} : ip daddr \\. udp dport; flags interval; \\}`));
+  assert.match(rules, new RegExp(`map ${m4} \\{ typeof numgen inc mod ${SLOTS} : ip daddr \\. udp dport; \\}`));
   assert.match(rules, new RegExp(`ip daddr \\{ 10\\.0\\.0\\.50 \\} udp dport 53 counter name "l_${hex(ids.listener(1))}" dnat ip to numgen inc mod ${SLOTS} map @${m4}`));
-  assert.match(rules, /ip6 daddr \{ fd00::50 \} udp dport 53 counter name "\S+" dnat ip6 to numgen inc mod 65536 map @m_\w+_v6/);
+  assert.match(rules, /ip6 daddr \{ fd00::50 \} udp dport 53 counter name "\S+" dnat ip6 to numgen inc mod 4096 map @m_\w+_v6/);
   assert.match(rules, /ct status dnat meta l4proto udp masquerade/);
   assert.ok(!rules.includes(hex(ids.listener(2))), 'the HTTP listener is HAProxy’s');
   assert.ok(!rules.includes('10.0.1.'), 'the rules name no member');
@@ -34,9 +34,9 @@ test('a UDP listener becomes DNAT rules per VIP family, a map per pool and famil
 });
 
 test('SOURCE_IP and SOURCE_IP persistence hash the source address; member changes leave the rules as they are', () => {
-  assert.match(rulesScript(udpConfig({}, { algorithm: 'SOURCE_IP' })), /dnat ip to jhash ip saddr mod 65536 seed 0x0571a map/);
+  assert.match(rulesScript(udpConfig({}, { algorithm: 'SOURCE_IP' })), /dnat ip to jhash ip saddr mod 4096 seed 0x0571a map/);
   const persistent = rulesScript(udpConfig({}, { sessionPersistence: { type: 'SOURCE_IP', cookieName: null } }));
-  assert.match(persistent, /dnat ip6 to jhash ip6 saddr mod 65536 seed 0x0571a map/);
+  assert.match(persistent, /dnat ip6 to jhash ip6 saddr mod 4096 seed 0x0571a map/);
   const base = udpConfig();
   const changed = udpConfig({}, { members: [member(1, { weight: 7, enabled: false }), member(4, { address: '10.9.9.9' })] });
   assert.equal(rulesScript(changed), rulesScript(base));
@@ -49,24 +49,23 @@ test('allowed CIDRs drop datagrams from elsewhere, family by family', () => {
   assert.match(rules, /ip6 daddr \{ fd00::50 \} udp dport 53 drop/, 'no IPv6 source is allowed');
 });
 
-test('elements: slot ranges in proportion to weight, per family; disabled, weight-0 and unhealthy members out; backups only when nothing else serves', () => {
+test('elements: slots in proportion to weight and interleaved, per family; disabled, weight-0 and unhealthy members out; backups only when nothing else serves', () => {
   const config = udpConfig();
   const elements = elementsScript(config, new Map());
-  const m4 = mapName(ids.pool(1), 4);
-  assert.equal(
-    elements,
-    `flush map inet ostia_udp ${m4}\nadd element inet ostia_udp ${m4} { 0-49151 : 10.0.1.1 . 8080, 49152-65535 : 10.0.1.2 . 8080 }\n` +
-      `flush map inet ostia_udp ${mapName(ids.pool(1), 6)}\nadd element inet ostia_udp ${mapName(ids.pool(1), 6)} { 0-65535 : fd00::1:3 . 5353 }\n`,
-  );
-  assert.match(elementsScript(config, new Map([[ids.member(1), false]])), /\{ 0-65535 : 10\.0\.1\.2 \. 8080 \}/);
+  const [m4, m6] = [mapName(ids.pool(1), 4), mapName(ids.pool(1), 6)];
+  const lines = elements.trim().split('\n');
+  assert.deepEqual(lines.map((l) => l.split(' {')[0]), [`flush map inet ostia_udp ${m4}`, `add element inet ostia_udp ${m4}`, `flush map inet ostia_udp ${m6}`, `add element inet ostia_udp ${m6}`]);
+  const v4 = lines[1]!.match(/\d+ : [\d.]+ \. \d+/g)!;
+  assert.equal(v4.length, SLOTS);
+  assert.equal(v4.filter((e) => e.endsWith('10.0.1.1 . 8080')).length, (SLOTS * 3) / 4, 'weight 3 of 4');
+  assert.match(lines[3]!, /\{ 0 : fd00::1:3 \. 5353, 1 : fd00::1:3 \. 5353, /);
+  // Taken in turn, the slots meet each member in its share within every short run.
+  const owners = slotOwners([member(1, { weight: 3 }), member(2, { weight: 1 })]).map((m) => m.id);
+  for (let start = 0; start < SLOTS; start += 8) assert.equal(owners.slice(start, start + 8).filter((id) => id === ids.member(1)).length, 6, `slots ${start}…`);
+  assert.ok(!elementsScript(config, new Map([[ids.member(1), false]])).includes('10.0.1.1 '), 'an unhealthy member has no slot');
   const p = pool(1, { members: [member(1, { enabled: false }), member(2, { weight: 0 }), member(3, { backup: true }), member(4)] });
   assert.deepEqual(servingMembers(p, new Map()).map((m) => m.id), [ids.member(4)]);
   assert.deepEqual(servingMembers(p, new Map([[ids.member(4), false]])).map((m) => m.id), [ids.member(3)]);
-  // Every slot belongs to exactly one member, whatever the weights.
-  const ranges = slotRanges([member(1, { weight: 256 }), member(2, { weight: 1 }), member(3, { weight: 255 })]);
-  assert.equal(ranges[0]!.first, 0);
-  assert.equal(ranges.at(-1)!.last, SLOTS - 1);
-  for (let i = 1; i < ranges.length; i++) assert.equal(ranges[i]!.first, ranges[i - 1]!.last + 1);
   const empty = elementsScript(udpConfig({}, { members: [member(1, { enabled: false })] }), new Map());
   assert.ok(!empty.includes('add element'), 'a pool with nothing to serve has empty maps');
 });

@@ -4,7 +4,7 @@
  * every other protocol; UDP listeners and their pools live here alone.
  *
  *   table inet ostia_udp
- *     map m_<pool>_v4 / m_<pool>_v6   slot (0 … SLOTS-1) → member address . port, one interval per member
+ *     map m_<pool>_v4 / m_<pool>_v6   slot (0 … SLOTS-1) → member address . port
  *     counter l_<listener>            the flows each listener DNATed
  *     chain filter                    allowed_cidrs: datagrams to a listener from elsewhere are dropped
  *     chain prerouting (dstnat)       VIP . port → a slot → a member: `numgen inc` (ROUND_ROBIN) or
@@ -12,8 +12,9 @@
  *     chain postrouting (srcnat)      masquerade what was DNATed, so members answer through the amphora
  *                                     as they do behind Octavia's LVS-NAT
  *
- * The rules never name a member: the slot count is fixed and each member owns a range of slots
- * in proportion to its weight. So a member taken out or put back (disabled, weight 0, failed or
+ * The rules never name a member: the slot count is fixed and each member owns slots in proportion
+ * to its weight, spread over the slots by bit reversal, so `numgen inc` (which takes the slots in
+ * turn) meets every member in its share within any short run of flows. So a member taken out or put back (disabled, weight 0, failed or
  * recovered health checks, added, removed) changes map elements only (`elementsScript`), and the
  * rules — with their handles and counters — stay; `rulesScript` changes only when listeners,
  * pools or VIPs do. Both go to `nft -f` as one transaction.
@@ -31,8 +32,13 @@ export { RenderError };
 
 export const TABLE = 'ostia_udp';
 const FAMILY_TABLE = `inet ${TABLE}`;
-/** Slots the selectors spread flows over: a member's share is its weight's to within 1/SLOTS. */
-export const SLOTS = 65536;
+/**
+ * Slots the selectors spread flows over, a power of two: a member's share is its weight's to
+ * within 1/SLOTS (a member whose share is under that gets no slot), and an update writes SLOTS
+ * elements per map.
+ */
+export const SLOTS = 4096;
+const SLOT_BITS = Math.log2(SLOTS);
 /** jhash seed: fixed, so a full render keeps every source address on the member it had. */
 const HASH_SEED = '0x0571a';
 /** One priority below dstnat's -100: filtered before anything is translated. */
@@ -122,7 +128,7 @@ export function rulesScript(config: AmphoraConfig): string {
     `table ${FAMILY_TABLE} {}`,
     `delete table ${FAMILY_TABLE}`,
     `table ${FAMILY_TABLE} {`,
-    ...usedMaps(plans).map(({ pool, family }) => `  map ${mapName(pool.id, family)} { typeof numgen inc mod ${SLOTS} : ${proto(family)} daddr . udp dport; flags interval; }`),
+    ...usedMaps(plans).map(({ pool, family }) => `  map ${mapName(pool.id, family)} { typeof numgen inc mod ${SLOTS} : ${proto(family)} daddr . udp dport; }`),
     ...plans.map(({ listener }) => `  counter ${counterName(listener.id)} {}`),
     '  chain filter {',
     `    type filter hook prerouting priority ${FILTER_PRIORITY}; policy accept;`,
@@ -151,17 +157,30 @@ export function servingMembers(pool: PoolConfig, health: Health): MemberConfig[]
   return primary.length ? primary : able;
 }
 
-/** Slot ranges in proportion to weight, members in id order (the same members always get the same ranges). */
-export function slotRanges(members: readonly MemberConfig[]): Array<{ member: MemberConfig; first: number; last: number }> {
+/** Reverses the low SLOT_BITS bits of `n`. */
+function bitReversed(n: number): number {
+  let out = 0;
+  for (let i = 0; i < SLOT_BITS; i++) out |= ((n >> i) & 1) << (SLOT_BITS - 1 - i);
+  return out;
+}
+
+/**
+ * The member of each slot: members in id order (the same members always get the same slots) own
+ * consecutive runs of positions in proportion to weight, and slot s takes position bitReversed(s).
+ */
+export function slotOwners(members: readonly MemberConfig[]): MemberConfig[] {
+  if (members.length === 0) return [];
   const sorted = [...members].sort((a, b) => (a.id < b.id ? -1 : 1));
   const total = sorted.reduce((sum, m) => sum + m.weight, 0);
+  const byPosition: MemberConfig[] = [];
   let before = 0;
-  return sorted.flatMap((member) => {
+  for (const member of sorted) {
     const first = Math.floor((before * SLOTS) / total);
     before += member.weight;
-    const last = Math.floor((before * SLOTS) / total) - 1;
-    return last >= first ? [{ member, first, last }] : [];
-  });
+    const end = Math.floor((before * SLOTS) / total);
+    for (let p = first; p < end; p++) byPosition.push(member);
+  }
+  return Array.from({ length: SLOTS }, (_, s) => byPosition[bitReversed(s)]!);
 }
 
 /** A member's address and port as nft gets them; its id and weight checked too, though nft never sees them. */
@@ -180,7 +199,7 @@ export function elementsScript(config: AmphoraConfig, health: Health): string {
     const targets = new Map(pool.members.map((m) => [m.id, memberTarget(m)]));
     const members = servingMembers(pool, health).filter((m) => ipVersion(targets.get(m.id)!.address) === family);
     lines.push(`flush map ${FAMILY_TABLE} ${name}`);
-    const elements = slotRanges(members).map(({ member, first, last }) => `${first}-${last} : ${targets.get(member.id)!.address} . ${targets.get(member.id)!.port}`);
+    const elements = slotOwners(members).map((member, slot) => `${slot} : ${targets.get(member.id)!.address} . ${targets.get(member.id)!.port}`);
     if (elements.length) lines.push(`add element ${FAMILY_TABLE} ${name} { ${elements.join(', ')} }`);
   }
   return lines.length ? `${lines.join('\n')}\n` : '';

@@ -8,106 +8,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { createSocket, type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { bridgeManagementNetwork } from '../../config.js';
-import { AgentClient } from '../../amphora-client/client.js';
-import pino from 'pino';
-import { HeartbeatReceiver, type AcceptedHeartbeat } from '../../providers/amphora/health/receiver.js';
-import { heartbeatKey } from '../../providers/amphora/heartbeat-key.js';
-import { CertificateAuthority } from '../../pki/ca.js';
-import { BridgeNetwork } from '../../network/bridge-network/bridge-network.js';
-import { deleteNetns, ensureNetns, IP, ip, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
+import { IP, netnsExists, netnsPids } from '../../linux-net/ip.js';
 import { leaderRunning } from '../process-group.js';
 import { defaultAgentCommand } from '../process-compute.js';
-import type { AmphoraSpec } from '../compute-driver.js';
 import { amphoraUid, NetnsCompute } from './netns-compute.js';
 import { unmet } from '../../../test/support/requirements.js';
 import { ids, listener, loadBalancer, member, pool } from '../../../test/support/render-fixtures.js';
+import { agentClient, AMPHORA_ID, startLab, tenantNetwork, until } from '../../../test/support/netns-amphora-lab.js';
 
-/** The amphora the render fixtures' configurations are for. */
-const AMPHORA_ID = ids.amphora(1);
-const HEARTBEAT_SECRET = 'netns-compute-test-'.padEnd(40, 's');
 const TENANT = { cidr: 24, vip: '10.77.0.50', member: '10.77.0.21', client: '10.77.0.100' };
 const skip = unmet('namespaces') || unmet('haproxy');
 /** Every test ends, passing or not, within this; each wait inside it is bounded more tightly. */
 const options = { skip, timeout: 60_000 };
 const run = promisify(execFile);
-
-interface Lab {
-  dataDir: string;
-  net: BridgeNetwork;
-  ca: CertificateAuthority;
-  compute: NetnsCompute;
-  spec: AmphoraSpec;
-  /** Datagrams on a plain socket of the controller's management address, with their sender… */
-  datagrams: RemoteInfo[];
-  /** …and what the health manager's receiver, on the same address, accepted. */
-  accepted: AcceptedHeartbeat[];
-}
-
-/**
- * A data directory, its fabric with the management bridge, a CA, the health manager's heartbeat receiver and
- * a plain socket on the controller's management address, and the spec of one amphora sending to both.
- */
-async function lab(t: { after(fn: () => Promise<void>): void }): Promise<Lab> {
-  // Short: HAProxy's sockets live in the amphora's directory under it.
-  const dataDir = mkdtempSync('/tmp/ostia-nc-');
-  const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
-  const net = new BridgeNetwork(dataDir, managementNetwork);
-  const compute = new NetnsCompute(join(dataDir, 'amphorae'), { management: net.management, dataDir, stopGraceMs: 2_000 });
-  const socket = createSocket('udp4');
-  const accepted: AcceptedHeartbeat[] = [];
-  const receiver = new HeartbeatReceiver({
-    listen: `${controllerAddress}:0`,
-    heartbeatSecret: HEARTBEAT_SECRET,
-    maxSkewMs: 3_000,
-    flushMs: 10,
-    maxPending: 10,
-    write: async (batch) => {
-      accepted.push(...batch);
-      return { unknown: [] };
-    },
-    log: pino({ level: 'silent' }),
-  });
-  t.after(async () => {
-    socket.close();
-    await receiver.close();
-    for (const { computeId } of await compute.list()) await compute.delete(computeId);
-    await net.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  await net.open();
-  const receiving = await receiver.start();
-  const datagrams: RemoteInfo[] = [];
-  socket.on('message', (_datagram, from) => datagrams.push(from));
-  socket.bind(0, controllerAddress);
-  await once(socket, 'listening');
-  const ca = await CertificateAuthority.open(join(dataDir, 'pki'));
-  const managementAddress = managementNetwork.start;
-  const issued = await ca.issueAmphoraCert(AMPHORA_ID, managementAddress, 1);
-  const spec: AmphoraSpec = {
-    amphoraId: AMPHORA_ID,
-    dir: compute.amphoraDir(AMPHORA_ID),
-    managementAddress,
-    agentPort: 9443,
-    certPem: issued.certPem,
-    keyPem: issued.keyPem,
-    clientCaPem: ca.clientCaPem,
-    heartbeat: { key: heartbeatKey(HEARTBEAT_SECRET, AMPHORA_ID), targets: [`${controllerAddress}:${receiving.port}`, `${controllerAddress}:${socket.address().port}`], intervalMs: 100 },
-    haproxyBinary: '/usr/sbin/haproxy',
-    maxconn: 1000,
-  };
-  return { dataDir, net, ca, compute, spec, datagrams, accepted };
-}
-
-async function agentClient(l: Lab): Promise<AgentClient> {
-  const { certPem, keyPem } = await l.ca.controllerClientCert();
-  return new AgentClient({ url: `https://${l.spec.managementAddress}:${l.spec.agentPort}`, amphoraId: AMPHORA_ID, serverCaPem: l.ca.serverCaPem, clientCertPem: certPem, clientKeyPem: keyPem });
-}
 
 /** `argv` run as the amphora runs: in its network and mount namespaces, as its uid. */
 function asAmphora(pid: number, ...argv: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -115,21 +32,11 @@ function asAmphora(pid: number, ...argv: string[]): Promise<{ stdout: string; st
   return run('/usr/bin/nsenter', ['-t', String(pid), '-m', '-n', '-S', uid, '-G', uid, '--', ...argv], { timeout: 10_000 });
 }
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 const pidRecord = (dir: string) => JSON.parse(readFileSync(join(dir, 'agent.pid'), 'utf8')) as { pid: number; startTime: string | null };
 const statusField = (pid: number, field: string) => readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+)`, 'm'))?.[1];
 
 test('an amphora boots into its own namespaces on the management bridge, under its own uid, in well under a second', options, async (t) => {
-  const l = await lab(t);
+  const l = await startLab(t);
   const started = performance.now();
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
@@ -149,8 +56,7 @@ test('an amphora boots into its own namespaces on the management bridge, under i
   for (const set of ['CapAmb', 'CapEff', 'CapBnd']) assert.equal(statusField(pid, set), '0000000000003000', set);
   assert.match(execFileSync(IP, ['-n', netns, '-o', '-4', 'address', 'show', 'dev', 'eth0'], { encoding: 'utf8' }), new RegExp(`inet ${l.spec.managementAddress}/24 `));
 
-  const client = await agentClient(l);
-  t.after(() => client.close());
+  const client = await agentClient(l, t);
   const info = await client.info();
   assert.equal(info.amphoraId, AMPHORA_ID, 'the controller reaches the agent over mutual TLS on the management address');
 
@@ -161,7 +67,7 @@ test('an amphora boots into its own namespaces on the management bridge, under i
 });
 
 test("the amphora sees its own directory but not the controller's data directory, /run or other amphorae", options, async (t) => {
-  const l = await lab(t);
+  const l = await startLab(t);
   writeFileSync(join(l.dataDir, 'controller-secret'), 'not for amphorae', { mode: 0o644 });
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
@@ -177,7 +83,7 @@ test("the amphora sees its own directory but not the controller's data directory
 });
 
 test('an agent installed under /tmp, which amphorae get privately, runs from its own directory bound back read-only', options, async (t) => {
-  const l = await lab(t);
+  const l = await startLab(t);
   const installed = mkdtempSync('/tmp/ostia-nc-install-');
   t.after(() => rmSync(installed, { recursive: true, force: true }));
   chmodSync(installed, 0o755); // as an installed program's directory is, and mkdtemp's is not
@@ -200,33 +106,18 @@ test('an agent installed under /tmp, which amphorae get privately, runs from its
 });
 
 test('HAProxy serves the VIP inside the amphora to a client namespace on a tenant bridge', options, async (t) => {
-  const l = await lab(t);
+  const l = await startLab(t);
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
-  // The tenant network the bridge driver will build in a later step, by hand: a bridge in the fabric, a VIP port, a member, a client.
-  const tenant: BridgeAttachment = { namespace: l.net.fabric, bridge: 'br-tenant', prefixLength: TENANT.cidr };
-  const [memberNs, clientNs] = [`${l.net.fabric}-member`, `${l.net.fabric}-client`];
-  t.after(async () => {
-    for (const ns of [memberNs, clientNs]) {
-      for (const pid of netnsPids(ns)) process.kill(pid, 'SIGKILL');
-      await deleteNetns(ns);
-    }
-  });
-  await ip('-n', tenant.namespace, 'link', 'add', tenant.bridge, 'type', 'bridge');
-  await ip('-n', tenant.namespace, 'link', 'set', tenant.bridge, 'up');
-  await plugPort(tenant, 'vip', l.compute.namespaceOf(AMPHORA_ID), TENANT.vip, 'eth1');
-  for (const [ns, address] of [[memberNs, TENANT.member], [clientNs, TENANT.client]] as const) {
-    await ensureNetns(ns);
-    await plugPort(tenant, ns === memberNs ? 'member' : 'client', ns, address);
-  }
+  // The tenant network the bridge driver will build in a later step, by hand.
+  const { member: memberNs, client: clientNs } = await tenantNetwork(l, t, { address: TENANT.vip, prefixLength: TENANT.cidr }, { member: TENANT.member, client: TENANT.client });
   const backend = spawn(IP, ['netns', 'exec', memberNs, process.execPath, '-e', `require('node:http').createServer((q, s) => s.end('member')).listen(8080, '${TENANT.member}', () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => {
     backend.kill('SIGKILL');
   });
   await once(backend.stdout, 'data', { signal: AbortSignal.timeout(10_000) });
 
-  const client = await agentClient(l);
-  t.after(() => client.close());
+  const client = await agentClient(l, t);
   const config = loadBalancer(1, {
     vip: { address: TENANT.vip, additional: [] },
     listeners: [listener(1, { port: 80, defaultPoolId: ids.pool(1) })],
@@ -241,7 +132,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
 });
 
 test('a restarted controller finds the amphora running and deletes its processes, namespace and veth', options, async (t) => {
-  const l = await lab(t);
+  const l = await startLab(t);
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
   const netns = l.compute.namespaceOf(AMPHORA_ID);
