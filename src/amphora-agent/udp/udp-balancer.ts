@@ -9,6 +9,7 @@
  * local compute driver, never gets one: the provider refuses UDP there).
  */
 import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { AmphoraConfig, PoolConfig } from '../../domain/amphora-config.js';
 import { backendName } from '../haproxy/names.js';
 import type { StatusSnapshot } from '../heartbeat.js';
@@ -51,6 +52,7 @@ export class UdpBalancer {
       const rules = rulesScript(config);
       const pools = uniquePools(config);
       const how: UdpApplied = rules === '' && this.rules === '' ? 'unchanged' : rules === this.rules ? 'runtime' : 'reload';
+      if (how === 'reload' && rules !== '') requireForwarding(config);
       this.checks.update(pools);
       if (how !== 'unchanged') await nft(['-f', '-'], rules === '' ? DELETE_TABLE : (how === 'reload' ? rules : '') + elementsScript(config, this.checks.health()));
       this.config = config;
@@ -104,6 +106,25 @@ export class UdpBalancer {
     const next = this.queue.then(task, task);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+}
+
+const FORWARDING = { 4: '/proc/sys/net/ipv4/ip_forward', 6: '/proc/sys/net/ipv6/conf/all/forwarding' } as const;
+
+/**
+ * DNAT to members forwards datagrams, and a new network namespace forwards nothing: the switch is
+ * turned on if it is off and the agent may, and otherwise the push fails saying who must.
+ */
+function requireForwarding(config: AmphoraConfig): void {
+  const families = new Set(udpListeners(config).flatMap(({ vips }) => ([4, 6] as const).filter((f) => vips[f].length > 0)));
+  for (const family of families) {
+    const file = FORWARDING[family];
+    if (readFileSync(file, 'utf8').trim() === '1') continue;
+    try {
+      writeFileSync(file, '1');
+    } catch (e) {
+      throw new Error(`IPv${family} forwarding is off in the amphora's network namespace and the agent cannot turn it on (${(e as NodeJS.ErrnoException).code}): the compute driver must set ${file.slice('/proc/sys/'.length).replaceAll('/', '.')}=1 when it builds the namespace`);
+    }
   }
 }
 
