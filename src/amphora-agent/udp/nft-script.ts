@@ -6,7 +6,7 @@
  *   table inet ostia_udp
  *     map m_<pool>_v4 / m_<pool>_v6   slot (0 … SLOTS-1) → member address . port
  *     counter l_<listener>            the flows each listener DNATed
- *     chain filter                    allowed_cidrs: datagrams to a listener from elsewhere are dropped
+ *     chain filter                    allowed_cidrs (only if some listener has them): datagrams from elsewhere dropped
  *     chain prerouting (dstnat)       VIP . port → a slot → a member: `numgen inc` (ROUND_ROBIN) or
  *                                     `jhash` of the source address (SOURCE_IP, and SOURCE_IP persistence)
  *     chain postrouting (srcnat)      masquerade what was DNATed, so members answer through the amphora
@@ -130,10 +130,8 @@ export function rulesScript(config: AmphoraConfig): string {
     `table ${FAMILY_TABLE} {`,
     ...usedMaps(plans).map(({ pool, family }) => `  map ${mapName(pool.id, family)} { typeof numgen inc mod ${SLOTS} : ${proto(family)} daddr . udp dport; }`),
     ...plans.map(({ listener }) => `  counter ${counterName(listener.id)} {}`),
-    '  chain filter {',
-    `    type filter hook prerouting priority ${FILTER_PRIORITY}; policy accept;`,
-    ...filter.map((r) => `    ${r}`),
-    '  }',
+    // Only with allowed CIDRs: a filter hook is walked by every datagram, a NAT hook by a flow's first.
+    ...(filter.length ? ['  chain filter {', `    type filter hook prerouting priority ${FILTER_PRIORITY}; policy accept;`, ...filter.map((r) => `    ${r}`), '  }'] : []),
     '  chain prerouting {',
     '    type nat hook prerouting priority dstnat; policy accept;',
     ...dnat.map((r) => `    ${r}`),
