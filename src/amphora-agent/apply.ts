@@ -32,6 +32,7 @@ import { renderPaths, type AgentLayout } from './layout.js';
 import { tlsFiles } from './haproxy/tls-files.js';
 import { TlsStore } from './tls-store.js';
 import { VrrpRefused, type Vrrp } from './keepalived/vrrp.js';
+import type { UdpBalancer } from './udp/udp-balancer.js';
 
 export type AppliedHow = 'reload' | 'runtime' | 'unchanged';
 
@@ -59,6 +60,8 @@ export interface ConfigApplierOptions {
   /** keepalived for ACTIVE_STANDBY; without it, a config with `vrrp` is refused. */
   vrrp?: Vrrp;
   log: Pick<Console, 'info' | 'warn' | 'error'>;
+  /** UDP listeners (nftables, not HAProxy): applied before HAProxy, put back if HAProxy fails. */
+  udp?: UdpBalancer;
 }
 
 export class ConfigApplier {
@@ -128,6 +131,8 @@ export class ConfigApplier {
     }
     const text = this.render(config);
     const keepalived = await this.prepareVrrp(config);
+    const udp = this.opts.udp;
+    const udpApplied = await this.applyUdp(config);
     const running = this.opts.haproxy.running;
     const changes = previous && running ? runtimeChanges(previous, config) : null;
     const files = tlsFiles(config);
@@ -140,10 +145,14 @@ export class ConfigApplier {
       const refusal = await this.opts.haproxy.validate(text);
       if (refusal !== null) throw new ApplyError(400, 'haproxy refused the configuration', refusal);
     };
+    const restoreUdp = async () => {
+      if (udp) await udp.apply(previous ?? { ...config, listeners: [] }).catch((e: Error) => this.opts.log.error(`UDP listeners not put back: ${e.message}`));
+    };
     try {
       if (!changes) await check();
     } catch (e) {
       restoreTls();
+      await restoreUdp();
       throw e;
     }
 
@@ -159,10 +168,12 @@ export class ConfigApplier {
       }
     } catch (e) {
       restoreTls();
+      await restoreUdp();
       await this.restoreFile(previousText);
       if (e instanceof HaproxyError) throw new ApplyError(500, e.message, e.output);
       throw e;
     }
+    if (applied === 'runtime' && udpApplied === 'reload') applied = 'reload';
     this.current = config;
     // Holds private keys: owner-only, as the TLS directory.
     writeFileAtomically(this.opts.layout.appliedConfig, JSON.stringify(config), 0o600);
@@ -195,6 +206,19 @@ export class ConfigApplier {
     } catch (e) {
       if (e instanceof RenderError) throw new ApplyError(400, 'the configuration cannot be rendered', e.message);
       throw e;
+    }
+  }
+
+  /** The UDP table first: a config it cannot render is refused (400) and one nft refuses fails (500) before HAProxy is touched. */
+  private async applyUdp(config: AmphoraConfig): Promise<AppliedHow> {
+    const udp = this.opts.udp;
+    if (!udp) return 'unchanged';
+    try {
+      udp.check(config);
+      return await udp.apply(config);
+    } catch (e) {
+      if (e instanceof RenderError) throw new ApplyError(400, 'the UDP listeners cannot be rendered', e.message);
+      throw new ApplyError(500, 'the UDP listeners were not applied', (e as Error).message);
     }
   }
 

@@ -196,6 +196,8 @@ export interface HeartbeatSenderOptions {
   stateFile: string;
   /** HAProxy's `show stat`, or null when it is not running (the heartbeat then reports no listeners). */
   readStats(): Promise<StatRow[] | null>;
+  /** What is served outside HAProxy (UDP listeners, ./udp/), reported beside it. */
+  readOtherStatus?(): Promise<StatusSnapshot>;
   configVersion(): number;
   log: Pick<Console, 'warn'>;
 }
@@ -263,7 +265,9 @@ export class HeartbeatSender {
   /** Builds, signs and sends one heartbeat to the next target; resolves with what was sent. */
   async beat(): Promise<Heartbeat> {
     const rows = await this.opts.readStats().catch(() => null);
-    const snapshot = rows ? snapshotFromStats(rows) : { listeners: {}, pools: {} };
+    const served = rows ? snapshotFromStats(rows) : { listeners: {}, pools: {} };
+    const other = (await this.opts.readOtherStatus?.().catch((e: Error) => this.opts.log.warn(`UDP status not read: ${e.message}`))) ?? { listeners: {}, pools: {} };
+    const snapshot: StatusSnapshot = { listeners: { ...served.listeners, ...other.listeners }, pools: { ...served.pools, ...other.pools } };
     const absolute = Object.fromEntries(Object.entries(snapshot.listeners).map(([id, l]) => [id, l.stats]));
     const deltas = counterDeltas(absolute, this.state.counters);
     const heartbeat: Heartbeat = {
@@ -276,7 +280,7 @@ export class HeartbeatSender {
       pools: snapshot.pools,
     };
     // Counted as sent before the send: a datagram lost after this is lost, never counted twice.
-    this.state = { ...this.state, seq: heartbeat.seq, counters: rows ? absolute : this.state.counters };
+    this.state = { ...this.state, seq: heartbeat.seq, counters: rows ? absolute : { ...this.state.counters, ...absolute } };
     writeFileAtomically(this.opts.stateFile, JSON.stringify(this.state));
     await this.send(encodeHeartbeat(heartbeat, this.opts.key));
     return heartbeat;

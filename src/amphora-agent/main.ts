@@ -17,6 +17,7 @@ import { violations } from './typed-check.js';
 import { ConfigApplier } from './apply.js';
 import { agentLayout } from './layout.js';
 import { buildAgentServer } from './server.js';
+import { UdpBalancer } from './udp/udp-balancer.js';
 
 const BootConfigSchema = Type.Object({
   amphoraId: Type.String({ format: 'uuid' }),
@@ -75,7 +76,8 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     throw new BootConfigError(`cannot run haproxyBinary '${boot.haproxyBinary}': ${e.message}`);
   });
   const vrrp = new Vrrp({ files: layout.keepalived, haproxyRunning: () => haproxy.running, statsSocket: layout.haproxy.statsSocket, log: say });
-  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say });
+  const udp = new UdpBalancer(say);
+  const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say, udp });
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({
@@ -85,6 +87,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     intervalMs: boot.heartbeat.intervalMs,
     stateFile: layout.heartbeatState,
     readStats: async () => (haproxy.running ? haproxy.runtime.showStat() : null),
+    readOtherStatus: () => udp.status(),
     configVersion: () => applier.version,
     log: say,
   });
@@ -100,6 +103,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     await server.listen({ host: boot.managementAddress, port: boot.agentPort });
   } catch (e) {
     await vrrp.stop();
+    udp.stop();
     await haproxy.stop();
     throw e;
   }
@@ -109,6 +113,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     url: `https://${host}:${boot.agentPort}`,
     async stop() {
       heartbeat.stop();
+      udp.stop();
       await server.close();
       // The VIP goes to the peer before this HAProxy stops serving it.
       await vrrp.stop();

@@ -46,7 +46,7 @@ async function closeAll(closers: Array<() => Promise<unknown>>): Promise<void> {
 }
 
 /** Every provider's capability table, noop's included: the skips of each world come from its provider's. */
-export const CAPABILITY_TABLES: readonly CapabilityTable[] = [noopCapabilities, amphoraCapabilities, ovnCapabilities];
+export const CAPABILITY_TABLES: readonly CapabilityTable[] = [noopCapabilities, amphoraCapabilities('local'), ovnCapabilities];
 
 /** A table's refusals, each with the faultstring of its kind: what a world skips, and the 501 it checks first. */
 export function refusalsOf(table: CapabilityTable): Refusal[] {
@@ -103,7 +103,7 @@ const amphora: ProviderWorld = {
           return bodies;
         },
         tlsContainer: tlsContainerIn(h),
-        refusals: refusalsOf(amphoraCapabilities),
+        refusals: refusalsOf(amphoraCapabilities('local')),
         close: () => closeAll(closers),
       };
       return { api: new Api(h), env };

@@ -8,8 +8,8 @@
  * amphora's TLS directory (named by ./tls-files.ts), which the file only names.
  *
  * What is left out rather than refused: a disabled load balancer (no proxies at all), disabled
- * listeners and pools, listeners HAProxy does not serve here (UDP, SCTP and PROMETHEUS need LVS
- * or the exporter — the amphora provider refuses all three), disabled L7 policies and rules, and policies with no enabled rule
+ * listeners and pools, listeners HAProxy does not serve here (UDP is the agent's nftables table,
+ * ../udp/; SCTP and PROMETHEUS would need LVS or the exporter, which the provider refuses), disabled L7 policies and rules, and policies with no enabled rule
  * (they never match). Cookie persistence on a TCP-mode backend is left out: HAProxy cannot
  * read cookies there and would ignore it with a warning.
  */

@@ -114,12 +114,17 @@ export const AMPHORA_CAPS = '-all,+net_admin,+net_raw';
  * Ports below 1024 become bindable by any uid in this network namespace only (the setting is per
  * namespace), so HAProxy can serve port 80 unprivileged; and HAProxy may bind a VIP its amphora does not
  * hold yet (the BACKUP of an ACTIVE_STANDBY pair, until keepalived moves the VIP to it), as in Octavia's.
+ * It forwards, for the UDP listeners' DNAT to members (the agent's nftables table), and announces the
+ * addresses of every port it brings up with gratuitous ARP (a failover's new amphora takes the VIP's).
  */
 const ENTER_AMPHORA = `set -e
 umask 022
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
 echo 1 > /proc/sys/net/ipv4/ip_nonlocal_bind
 echo 1 > /proc/sys/net/ipv6/ip_nonlocal_bind
+echo 1 > /proc/sys/net/ipv4/ip_forward
+echo 1 > /proc/sys/net/ipv6/conf/all/forwarding
+echo 1 > /proc/sys/net/ipv4/conf/default/arp_notify
 mount -n --all --fstab "$1"
 cd "$2"
 id=$3

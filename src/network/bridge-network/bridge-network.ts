@@ -20,17 +20,14 @@
 import type { Kysely, Transaction } from 'kysely';
 import { dataDirTag } from '../../config.js';
 import type { Database } from '../../db/schema.js';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, parseHostPort } from '../../domain/net.js';
-import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, IP, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
 import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
 import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
 import { addPortSecurity, applyAmphoraFirewall, removePortSecurity } from './security-groups.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
 
-const run = promisify(execFile);
 
 export const MANAGEMENT_BRIDGE = 'br-mgmt';
 /** The fabric end of the controller's veth. */
@@ -139,8 +136,8 @@ export class BridgeNetwork implements NetworkDriver {
   /**
    * The amphora's base port on the VIP network as its `eth1`: its own address, the VIPs unless they
    * float, and a default route through the subnet's gateway. Plugged anew when a resumed step finds it
-   * plugged: the addresses are those of the rows either way. The link comes up last, after
-   * arp_notify: its gratuitous ARPs tell the network the addresses moved (a failover's new amphora).
+   * plugged: the addresses are those of the rows either way. The link comes up last: the amphora's
+   * namespace announces (arp_notify) the addresses then, so the network learns a failover's new amphora.
    */
   async plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort> {
     const port = await this.amphoraPorts.ensure(db, plug.amphoraId, plug.subnetId, VRRP_DEVICE_OWNER);
@@ -194,7 +191,6 @@ export class BridgeNetwork implements NetworkDriver {
     await addPortSecurity(this.fabric, fabricEnd, { mac: await linkMac(inside, netns), addresses: [port.address, ...allowedPairs] });
     await ipBatch(this.fabric, [`link set ${fabricEnd} master ${networkBridge(port.subnet.network_id)} up`]);
     await ipBatch(netns, [`address add ${port.address}/${port.subnet.cidrParsed.prefix} dev ${inside}`, ...addresses]);
-    await run(IP, ['netns', 'exec', netns, 'sysctl', '-q', '-w', `net.ipv4.conf.${inside}.arp_notify=1`]);
     await ipBatch(netns, [`link set ${inside} up`, ...routes]);
   }
 

@@ -5,7 +5,7 @@ import { startHarness, admin, memberA, type Harness } from '../../../test/suppor
 import { VIP_SUBNET_ID } from '../../config.js';
 import { isApiError } from '../../domain/errors.js';
 import { pyRepr } from '../profile-data.js';
-import { amphoraChecks, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData } from './capabilities.js';
+import { amphoraCapabilities, amphoraChecks, balancesUdp, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData } from './capabilities.js';
 
 /** For the tests through the API; without a worker, amphora load balancers stay as the API wrote them and no amphora is built. */
 let h: Harness;
@@ -30,19 +30,21 @@ function refusal(fn: () => void): string {
 }
 
 
-/** The checks called with only the fields each reads, as these cases give them. */
-const checks = amphoraChecks as unknown as Record<keyof ProviderChecks, (...args: unknown[]) => void>;
+type Checks = Record<keyof ProviderChecks, (...args: unknown[]) => void>;
+/** The checks called with only the fields each reads, as these cases give them: under compute.driver local, then netns. */
+const checks = amphoraChecks('local') as unknown as Checks;
+const netnsChecks = amphoraChecks('netns') as unknown as Checks;
 
 test('pools: SOURCE_IP_PORT, UDP/SCTP and TLS versions with a gap are refused with 501; certificate references and custom TLS pass', () => {
   const pool = { protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', tls_enabled: false };
   for (const lb_algorithm of ['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP']) checks.pool!({ ...pool, lb_algorithm });
   checks.pool!({ ...pool, protocol: 'PROXYV2', tls_enabled: true, tls_ciphers: null, tls_versions: null, alpn_protocols: null });
   assert.equal(refusal(() => checks.pool!({ ...pool, lb_algorithm: 'SOURCE_IP_PORT' })), 'Amphora provider does not support SOURCE_IP_PORT algorithm.');
-  for (const protocol of ['UDP', 'SCTP'])
-    assert.equal(
-      refusal(() => checks.pool!({ ...pool, protocol, lb_algorithm: 'SOURCE_IP' })),
-      `Amphora provider does not support ${protocol} pools: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`,
-    );
+  assert.equal(
+    refusal(() => checks.pool!({ ...pool, protocol: 'UDP', lb_algorithm: 'SOURCE_IP' })),
+    'Amphora provider does not support UDP pools under compute.driver local: amphorae balance UDP with nftables in a network namespace of their own. Use compute.driver netns.',
+  );
+  assert.equal(refusal(() => checks.pool!({ ...pool, protocol: 'SCTP', lb_algorithm: 'SOURCE_IP' })), 'Amphora provider does not support SCTP pools: Ostia amphorae balance SCTP nowhere (no LVS).');
   for (const ref of ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref']) checks.pool!({ ...pool, tls_enabled: true, [ref]: 'https://barbican/v1/secrets/x' });
   for (const custom of [{ tls_ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, { tls_versions: ['TLSv1.3'] }, { tls_versions: ['TLSv1.3', 'TLSv1.1', 'TLSv1.2'] }, { alpn_protocols: ['h2'] }])
     checks.pool!({ ...pool, tls_enabled: true, ...custom });
@@ -52,16 +54,38 @@ test('pools: SOURCE_IP_PORT, UDP/SCTP and TLS versions with a gap are refused wi
 test('listeners: UDP/SCTP and PROMETHEUS are refused; TCP, HTTP, HTTPS and TERMINATED_HTTPS pass', () => {
   for (const protocol of ['TCP', 'HTTP', 'HTTPS']) checks.listener!({ protocol });
   checks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.2', 'TLSv1.3'] });
-  assert.match(refusal(() => checks.listener!({ protocol: 'UDP' })), /^Amphora provider does not support UDP listeners: .*no LVS/);
+  assert.match(refusal(() => checks.listener!({ protocol: 'UDP' })), /^Amphora provider does not support UDP listeners under compute.driver local: .* Use compute.driver netns.$/);
   assert.match(refusal(() => checks.listener!({ protocol: 'SCTP' })), /^Amphora provider does not support SCTP listeners/);
   assert.equal(refusal(() => checks.listener!({ protocol: 'PROMETHEUS' })), 'Amphora provider does not support PROMETHEUS listeners yet.');
   assert.match(refusal(() => checks.listener!({ protocol: 'TERMINATED_HTTPS', tls_versions: ['TLSv1.1', 'TLSv1.3'] })), /does not support tls_versions/);
 });
 
-test('health monitors of the LVS kinds and L7 policies on non-HTTP listeners are refused', () => {
+test('under compute.driver netns UDP listeners, ROUND_ROBIN and SOURCE_IP UDP pools and the monitors the agent runs pass; the rest is refused in words of its own', () => {
+  assert.equal(balancesUdp('netns'), true);
+  for (const compute of ['local', 'noop'] as const) assert.equal(balancesUdp(compute), false, compute);
+  netnsChecks.listener!({ protocol: 'UDP' });
+  for (const lb_algorithm of ['ROUND_ROBIN', 'SOURCE_IP']) netnsChecks.pool!({ protocol: 'UDP', lb_algorithm, tls_enabled: false });
+  assert.equal(
+    refusal(() => netnsChecks.pool!({ protocol: 'UDP', lb_algorithm: 'LEAST_CONNECTIONS', tls_enabled: false })),
+    'Amphora provider does not support LEAST_CONNECTIONS algorithm for UDP pools: nftables balances them by turn (ROUND_ROBIN) or by source address (SOURCE_IP).',
+  );
+  netnsChecks.pool!({ protocol: 'TCP', lb_algorithm: 'LEAST_CONNECTIONS', tls_enabled: false });
+  for (const type of ['UDP-CONNECT', 'TCP', 'HTTP']) netnsChecks.healthMonitor!({ type }, { protocol: 'UDP' });
+  assert.equal(
+    refusal(() => netnsChecks.healthMonitor!({ type: 'SCTP' }, { protocol: 'UDP' })),
+    'Amphora provider does not support SCTP health monitors on UDP pools: the agent checks UDP members with UDP-CONNECT, TCP, HTTP, PING.',
+  );
+  assert.match(refusal(() => netnsChecks.listener!({ protocol: 'SCTP' })), /^Amphora provider does not support SCTP listeners: .*no LVS/);
+  const refusedUnder = (compute: 'local' | 'netns') => amphoraCapabilities(compute).unsupported().map((u) => `${u.feature}=${u.value}`);
+  assert.deepEqual(
+    refusedUnder('local').filter((r) => !refusedUnder('netns').includes(r)),
+    ['listener.protocol=UDP', 'pool.protocol=UDP'],
+    'netns takes exactly UDP on top of what local takes',
+  );
+});
+
+test('L7 policies on non-HTTP listeners are refused', () => {
   for (const type of ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO']) checks.healthMonitor!({ type }, { protocol: 'HTTP' });
-  assert.match(refusal(() => checks.healthMonitor!({ type: 'UDP-CONNECT' }, { protocol: 'UDP' })), /^Amphora provider does not support UDP-CONNECT health monitors/);
-  assert.match(refusal(() => checks.healthMonitor!({ type: 'SCTP' }, { protocol: 'SCTP' })), /^Amphora provider does not support SCTP health monitors/);
   checks.l7policy!({}, { protocol: 'HTTP' });
   checks.l7policy!({}, { protocol: 'TERMINATED_HTTPS' });
   for (const protocol of ['TCP', 'HTTPS']) assert.equal(refusal(() => checks.l7policy!({}, { protocol })), `${protocol} protocol listeners do not support L7 policies`);

@@ -1,41 +1,56 @@
 /**
  * What Ostia's amphora builds, and the 501s for the rest. An amphora here is HAProxy plus our
- * agent in processes on this machine: no LVS (so no UDP/SCTP), one amphora per load balancer
+ * agent in processes on this machine: no LVS, so no SCTP, and UDP only where the agent can
+ * balance it with nftables in a network namespace of the amphora's own (compute.driver netns;
+ * `balancesUdp` below is the one place that says so), one amphora per load balancer
  * (no VRRP yet), and TLS versions as one range (HAProxy sets a minimum and a maximum). The
  * protocols and algorithms are a table (providers/capability-table.ts); what depends on more
  * than one value (TLS version ranges, L7 policies on a listener, flavor topology) is checked below it.
  */
+import type { Config } from '../../config.js';
 import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
 import { apiError } from '../../domain/errors.js';
-import { L4OnlyPoolProtocols, LbAlgorithm, ListenerProtocol, PoolProtocol } from '../../domain/enums.js';
+import { LbAlgorithm, ListenerProtocol, PoolProtocol } from '../../domain/enums.js';
 import { tlsVersionRange } from '../../domain/grammar/tls.js';
 import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
-import { capabilityTable, option } from '../capability-table.js';
+import { capabilityTable, option, type CapabilityTable } from '../capability-table.js';
 
 export const PROVIDER = 'amphora';
 
 const refuse = (detail: string) => apiError('PROVIDER_UNSUPPORTED_OPTION', PROVIDER, detail);
 
 const L7ListenerProtocols: readonly string[] = ['HTTP', 'TERMINATED_HTTPS'];
-const L4OnlyMonitorTypes: readonly string[] = ['UDP-CONNECT', 'SCTP'];
 
-const noLvsText = (what: string) => `Amphora provider does not support ${what}: Ostia amphorae run HAProxy only, which cannot balance UDP or SCTP (no LVS).`;
-const noLvs = (what: string) => refuse(noLvsText(what));
-const withoutLvs = (protocols: readonly string[]) => protocols.filter((p) => !L4OnlyPoolProtocols.includes(p));
+export type ComputeDriverName = Config['compute']['driver'];
 
-export const amphoraCapabilities = capabilityTable(PROVIDER, [
-  {
-    feature: 'listener.protocol',
-    supported: withoutLvs(ListenerProtocol).filter((p) => p !== 'PROMETHEUS'),
-    values: ListenerProtocol,
-    refusal: (v) => option(v === 'PROMETHEUS' ? 'Amphora provider does not support PROMETHEUS listeners yet.' : noLvsText(`${v} listeners`)),
-  },
-  { feature: 'pool.protocol', supported: withoutLvs(PoolProtocol), values: PoolProtocol, refusal: (v) => option(noLvsText(`${v} pools`)) },
-  // The algorithms HAProxy balances with, as Octavia's amphora driver lists them.
-  { feature: 'pool.lb_algorithm', supported: ['ROUND_ROBIN', 'SOURCE_IP', 'LEAST_CONNECTIONS'], values: LbAlgorithm, refusal: (v) => option(`Amphora provider does not support ${v} algorithm.`) },
-]);
+/** Whether the amphorae of `compute` balance UDP: the agent needs CAP_NET_ADMIN in a network namespace of its own for its nftables table. */
+export const balancesUdp = (compute: ComputeDriverName): boolean => compute === 'netns';
 
-const { requireSupported } = amphoraCapabilities;
+/** What nftables balances UDP pools by (amphora-agent/udp/), and the monitors the agent runs on them. */
+const UdpAlgorithms: readonly string[] = ['ROUND_ROBIN', 'SOURCE_IP'];
+const UdpMonitorTypes: readonly string[] = ['UDP-CONNECT', 'TCP', 'HTTP', 'PING'];
+
+const noSctpText = (what: string) => `Amphora provider does not support ${what}: Ostia amphorae balance SCTP nowhere (no LVS).`;
+const udpNeedsNetnsText = (what: string) =>
+  `Amphora provider does not support ${what} under compute.driver local: amphorae balance UDP with nftables in a network namespace of their own. Use compute.driver netns.`;
+
+/** The provider's table for amphorae of `compute`. */
+export function amphoraCapabilities(compute: ComputeDriverName): CapabilityTable {
+  const udp = balancesUdp(compute);
+  const served = (protocols: readonly string[]) => protocols.filter((p) => p !== 'SCTP' && (udp || p !== 'UDP'));
+  const unserved = (what: string, v: string) => option(v === 'SCTP' ? noSctpText(`${v} ${what}`) : udpNeedsNetnsText(`${v} ${what}`));
+  return capabilityTable(PROVIDER, [
+    {
+      feature: 'listener.protocol',
+      supported: served(ListenerProtocol).filter((p) => p !== 'PROMETHEUS'),
+      values: ListenerProtocol,
+      refusal: (v) => (v === 'PROMETHEUS' ? option('Amphora provider does not support PROMETHEUS listeners yet.') : unserved('listeners', v)),
+    },
+    { feature: 'pool.protocol', supported: served(PoolProtocol), values: PoolProtocol, refusal: (v) => unserved('pools', v) },
+    // The algorithms HAProxy balances with, as Octavia's amphora driver lists them; UDP pools take fewer (below).
+    { feature: 'pool.lb_algorithm', supported: ['ROUND_ROBIN', 'SOURCE_IP', 'LEAST_CONNECTIONS'], values: LbAlgorithm, refusal: (v) => option(`Amphora provider does not support ${v} algorithm.`) },
+  ]);
+}
 
 /** Octavia's amphora flavor keys; descriptions say what Ostia does with each. */
 const FlavorSchema: DataSchema = {
@@ -113,21 +128,28 @@ function checkVersionRange(versions: readonly string[] | null): void {
   throw refuse(`Amphora provider does not support tls_versions ${JSON.stringify(versions)}: HAProxy enables one range of versions, from a minimum to a maximum. Give consecutive versions, such as ["TLSv1.2", "TLSv1.3"].`);
 }
 
-export const amphoraChecks: ProviderChecks = {
-  listener(listener) {
-    requireSupported('listener.protocol', listener.protocol);
-    checkVersionRange(listener.tls_versions);
-  },
-  pool(pool) {
-    requireSupported('pool.protocol', pool.protocol);
-    requireSupported('pool.lb_algorithm', pool.lb_algorithm);
-    checkVersionRange(pool.tls_versions);
-  },
-  // Not a row of the table: the API takes these types for UDP and SCTP pools only, which the table refuses first.
-  healthMonitor(hm) {
-    if (L4OnlyMonitorTypes.includes(hm.type)) throw noLvs(`${hm.type} health monitors`);
-  },
-  l7policy(_policy, listener) {
-    if (!L7ListenerProtocols.includes(listener.protocol)) throw refuse(`${listener.protocol} protocol listeners do not support L7 policies`);
-  },
-};
+/** The provider's synchronous checks for amphorae of `compute`. */
+export function amphoraChecks(compute: ComputeDriverName): ProviderChecks {
+  const { requireSupported } = amphoraCapabilities(compute);
+  return {
+    listener(listener) {
+      requireSupported('listener.protocol', listener.protocol);
+      checkVersionRange(listener.tls_versions);
+    },
+    pool(pool) {
+      requireSupported('pool.protocol', pool.protocol);
+      requireSupported('pool.lb_algorithm', pool.lb_algorithm);
+      if (pool.protocol === 'UDP' && !UdpAlgorithms.includes(pool.lb_algorithm))
+        throw refuse(`Amphora provider does not support ${pool.lb_algorithm} algorithm for UDP pools: nftables balances them by turn (ROUND_ROBIN) or by source address (SOURCE_IP).`);
+      checkVersionRange(pool.tls_versions);
+    },
+    // The API takes UDP-CONNECT and SCTP monitors for UDP and SCTP pools only, which the table refused first where they cannot run.
+    healthMonitor(hm, pool) {
+      if (pool.protocol === 'UDP' && !UdpMonitorTypes.includes(hm.type))
+        throw refuse(`Amphora provider does not support ${hm.type} health monitors on UDP pools: the agent checks UDP members with ${UdpMonitorTypes.join(', ')}.`);
+    },
+    l7policy(_policy, listener) {
+      if (!L7ListenerProtocols.includes(listener.protocol)) throw refuse(`${listener.protocol} protocol listeners do not support L7 policies`);
+    },
+  };
+}

@@ -21,7 +21,7 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
     validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: compute !== 'local' }),
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
-    checks: amphoraChecks,
+    checks: amphoraChecks(compute),
     flow: amphoraFlows(load),
     jobHook,
   };
