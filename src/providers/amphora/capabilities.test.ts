@@ -5,7 +5,7 @@ import { startHarness, admin, memberA, type Harness } from '../../../test/suppor
 import { VIP_SUBNET_ID } from '../../config.js';
 import { isApiError } from '../../domain/errors.js';
 import { pyRepr } from '../profile-data.js';
-import { amphoraCapabilities, amphoraChecks, balancesUdp, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData } from './capabilities.js';
+import { ACTIVE_STANDBY_REFUSAL, amphoraCapabilities, amphoraChecks, balancesUdp, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData } from './capabilities.js';
 
 /** For the tests through the API; without a worker, amphora load balancers stay as the API wrote them and no amphora is built. */
 let h: Harness;
@@ -100,7 +100,7 @@ test('flavor data: Octavia’s keys and jsonschema messages; ACTIVE_STANDBY and 
   assert.equal(refusal(() => validateAmphoraFlavorData({ sriov_vip: 'yes' })), "sriov_vip 'yes' is not of type 'boolean'");
   assert.equal(
     refusal(() => validateAmphoraFlavorData({ loadbalancer_topology: 'ACTIVE_STANDBY' })),
-    'loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.',
+    ACTIVE_STANDBY_REFUSAL,
   );
   assert.equal(refusal(() => validateAmphoraFlavorData({ allow_member_sriov: true })), 'allow_member_sriov True is not supported: loopback networking has no SR-IOV.');
 });
@@ -135,7 +135,7 @@ test('flavor profiles and refused objects answer 501 with Octavia’s faultstrin
   });
   assert.equal(fp.statusCode, 501);
   assert.equal(fp.json().faultcode, 'Server');
-  assert.equal(fp.json().faultstring, `${PREFIX}loadbalancer_topology ACTIVE_STANDBY is not supported yet: Ostia amphorae run SINGLE until keepalived VRRP lands.`);
+  assert.equal(fp.json().faultstring, `${PREFIX}${ACTIVE_STANDBY_REFUSAL}`);
 
   const graph = await h.request('POST', '/v2/lbaas/loadbalancers', {
     body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, provider: 'amphora', listeners: [{ protocol: 'UDP', protocol_port: 53 }] } },

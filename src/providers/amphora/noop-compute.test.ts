@@ -137,14 +137,15 @@ test('admin amphora API: show, configure, failover of one amphora and of the loa
   assert.equal(stats.statusCode, 404);
   assert.equal(stats.json().faultstring, `Amphora stats for ${master!.id} not found.`);
 
-  // Amphora failover: the MASTER is replaced by a new MASTER; the BACKUP stays.
+  // Amphora failover: the MASTER is rebuilt as a new BACKUP; the BACKUP, which keepalived gave the VIP, becomes the MASTER.
   assert.equal((await h.request('PUT', `/v2/octavia/amphorae/${master!.id}/failover`, { as: admin })).statusCode, 202);
   await settledAgain(lb.id);
   const [backup2, master2, ...more] = await amphoraeOf(lb.id);
   assert.equal(more.length, 0);
-  assert.equal(backup2!.id, backup!.id);
-  assert.notEqual(master2!.id, master!.id);
-  assert.deepEqual([master2!.role, master2!.vrrp_priority, master2!.status, master2!.vrrp_ip], ['MASTER', 100, 'ALLOCATED', lb.vip_address]);
+  assert.equal(master2!.id, backup!.id, 'the survivor is the MASTER');
+  assert.deepEqual([master2!.role, master2!.vrrp_priority, master2!.status], ['MASTER', 100, 'ALLOCATED']);
+  assert.ok(backup2!.id !== master!.id && backup2!.id !== backup!.id, 'a new amphora');
+  assert.deepEqual([backup2!.role, backup2!.vrrp_priority, backup2!.status, backup2!.vrrp_ip], ['BACKUP', 90, 'ALLOCATED', lb.vip_address]);
   assert.equal((await h.request('GET', `/v2/octavia/amphorae/${master!.id}`, { as: admin })).statusCode, 404);
 
   // Load balancer failover: a new pair.

@@ -382,7 +382,7 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push
   // Read again: plug-vip gave the amphorae of this job their base ports after the targets were listed.
   const fresh = await ctx.db.kysely.selectFrom('amphora').selectAll().where('id', 'in', pair.map((a) => a.id)).execute();
   for (const amp of push) {
-    const vrrp = vrrpConfig(amp.id, fresh, deps.settings.vrrpAdvertIntervalMs);
+    const vrrp = vrrpConfig(amp.id, fresh, deps.settings);
     const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
     try {
       if (vipSubnetId) {
@@ -405,7 +405,7 @@ export const HAPROXY_PEERS_PORT = 1025;
  * This amphora's half of an ACTIVE_STANDBY pair, from the rows plug-vip filled; undefined for a STANDALONE
  * amphora, or one without a base port (nothing runs under compute.driver noop).
  */
-function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], advertIntervalMs: number): VrrpConfig | undefined {
+function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], settings: Pick<AmphoraDeps['settings'], 'vrrpAdvertIntervalMs'>): VrrpConfig | undefined {
   const self = pair.find((a) => a.id === amphoraId);
   if (!self || !isVrrp(self.role) || !self.vrrp_ip || !self.vrrp_interface) return undefined;
   const peers = pair.filter((a) => a.id !== amphoraId && isVrrp(a.role) && a.vrrp_ip);
@@ -418,7 +418,7 @@ function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], advertInterv
     address: self.vrrp_ip,
     peers: peers.map((p) => p.vrrp_ip!),
     vipPrefixLength: ipVersion(self.ha_ip ?? self.vrrp_ip) === 6 ? 128 : 32,
-    advertIntervalMs,
+    advertIntervalMs: settings.vrrpAdvertIntervalMs,
     haproxyPeers: [self, ...peers].map((a) => ({ name: a.id, address: a.vrrp_ip!, port: HAPROXY_PEERS_PORT })),
   };
 }

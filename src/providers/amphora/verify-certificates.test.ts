@@ -18,6 +18,8 @@ import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { createTestPki, type IssuedCert, type TestPki } from '../../../test/support/test-pki.js';
 import { loopbackAddress } from '../../../test/support/amphora-fixtures.js';
 import { VIP_SUBNET_ID } from '../../config.js';
+import { LoopbackNetwork } from '../../network/loopback-network/loopback-network.js';
+import { defaultConfig } from '../../config.js';
 import type { AmphoraDeps } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 
@@ -67,6 +69,8 @@ const deps = (): AmphoraDeps =>
     keyManager: h.runtime.keyManager,
     dataPlane: true,
     activeStandby: false,
+    settings: defaultConfig('/tmp/x').amphora,
+    network: new LoopbackNetwork(defaultConfig('/tmp/x').amphora.managementNetwork),
     agent: async () => ({
       putConfig: async (config: AmphoraConfig) => {
         pushes.push(config);
