@@ -7,12 +7,11 @@
  *
  *   npm run bench:udp [-- --seconds 2 --rounds 4 --sockets 16]     (as root; ~30 s with the defaults)
  */
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { IP } from '../src/linux-net/ip.js';
+import { IP, plugPort } from '../src/linux-net/ip.js';
 import { ids, listener, loadBalancer, member, pool } from '../test/support/render-fixtures.js';
-import { agentClient, AMPHORA_ID, bootAmphora, startLab, tenantNetwork } from '../test/support/netns-amphora-lab.js';
+import { agentClient, netnsLab, tenantBridge, udpEcho } from '../test/support/netns-lab.js';
 import { unmet } from '../test/support/requirements.js';
 
 const run = promisify(execFile);
@@ -20,6 +19,8 @@ const HOSTS = { m1: '10.79.0.21', m2: '10.79.0.22', client: '10.79.0.100', hand:
 const VIP = '10.79.0.50';
 const PORT = 5300;
 const MEMBER_PORT = 7000;
+/** The amphora the render fixtures' configurations are for. */
+const AMPHORA_ID = ids.amphora(1);
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -45,18 +46,16 @@ async function main(): Promise<void> {
   const cleanups: Array<() => Promise<void> | void> = [];
   const t = { after: (fn: () => Promise<void> | void) => cleanups.push(fn) };
   try {
-    const l = await startLab(t);
-    await bootAmphora(l);
-    const amphoraNs = l.compute.namespaceOf(AMPHORA_ID);
-    const ns = await tenantNetwork(l, t, { address: VIP, prefixLength: 24 }, HOSTS);
-    for (const key of ['net.ipv4.ip_forward']) for (const n of [amphoraNs, ns.hand]) await run(IP, ['netns', 'exec', n, 'sysctl', '-qw', `${key}=1`]);
-    for (const [name, address] of [['m1', HOSTS.m1], ['m2', HOSTS.m2]] as const) {
-      const code = `const s=require('node:dgram').createSocket('udp4');s.on('message',(m,r)=>s.send('${name}',r.port,r.address));s.bind(${MEMBER_PORT},'${address}',()=>console.log('up'))`;
-      const child = spawn(IP, ['netns', 'exec', ns[name], process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-      t.after(() => void child.kill('SIGKILL'));
-      await once(child.stdout!, 'data', { signal: AbortSignal.timeout(10_000) });
-    }
-    const client = await agentClient(l, t);
+    const l = await netnsLab(t);
+    const spec = await l.specFor(AMPHORA_ID);
+    await l.compute.started(await l.compute.boot(spec, AbortSignal.timeout(10_000)), AbortSignal.timeout(10_000));
+    const { attachment, ns } = await tenantBridge(t, l, 24, HOSTS);
+    await plugPort(attachment, 'vip', l.compute.namespaceOf(AMPHORA_ID), VIP, 'eth1');
+    // The amphora forwards by itself; the hand-written DNAT's namespace must be told to.
+    await run(IP, ['netns', 'exec', ns.hand, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    for (const name of ['m1', 'm2'] as const) await udpEcho(t, ns[name], name, HOSTS[name], MEMBER_PORT);
+    const client = await agentClient(l, spec);
+    t.after(() => client.close());
     await client.putConfig(
       loadBalancer(1, {
         vip: { address: VIP, additional: [] },

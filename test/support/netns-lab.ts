@@ -2,10 +2,11 @@
  * A lab for netns amphorae, as root: a data directory, its BridgeNetwork fabric with the management
  * bridge, a CA, the health manager's heartbeat receiver and a plain socket on the controller's
  * management address, a NetnsCompute, and the spec of any amphora sending heartbeats to both; and a
- * tenant bridge built by hand in the fabric with a member namespace serving HTTP and a client namespace.
+ * tenant bridge built by hand in the fabric with a namespace per host (a member serving HTTP and a
+ * client, or hosts of the test's naming with UDP servers).
  * Everything is removed in t.after, also when the test fails.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -100,37 +101,55 @@ export async function agentClient(l: NetnsLab, spec: AmphoraSpec): Promise<Agent
   return new AgentClient({ url: `https://${spec.managementAddress}:${spec.agentPort}`, amphoraId: spec.amphoraId, serverCaPem: l.ca.serverCaPem, clientCertPem: certPem, clientKeyPem: keyPem });
 }
 
-export interface Tenant {
+export interface Tenant<H extends string> {
   attachment: BridgeAttachment;
-  memberNs: string;
-  clientNs: string;
+  /** The namespace of each host, by host. */
+  ns: Record<H, string>;
 }
 
 /**
- * The tenant network the bridge driver will build in a later step, by hand: a bridge in the fabric, a
- * member namespace answering HTTP on `member`:8080 with "member", and a client namespace at `client`.
+ * The tenant network the bridge driver will build in a later step, by hand: a bridge in the fabric and
+ * one namespace per host, each with its address on the bridge (its port there is named after it).
  */
-export async function tenantNetwork(t: After, l: NetnsLab, addresses: { prefixLength: number; member: string; client: string }): Promise<Tenant> {
-  const attachment: BridgeAttachment = { namespace: l.net.fabric, bridge: 'br-tenant', prefixLength: addresses.prefixLength };
-  const [memberNs, clientNs] = [`${l.net.fabric}-member`, `${l.net.fabric}-client`];
+export async function tenantBridge<H extends string>(t: After, l: NetnsLab, prefixLength: number, hosts: Record<H, string>): Promise<Tenant<H>> {
+  const attachment: BridgeAttachment = { namespace: l.net.fabric, bridge: 'br-tenant', prefixLength };
+  const entries = Object.entries<string>(hosts) as Array<[H, string]>;
+  const ns = Object.fromEntries(entries.map(([host]) => [host, `${l.net.fabric}-${host}`])) as Record<H, string>;
   t.after(async () => {
-    for (const ns of [memberNs, clientNs]) {
-      for (const pid of netnsPids(ns)) process.kill(pid, 'SIGKILL');
-      await deleteNetns(ns);
+    for (const [host] of entries) {
+      for (const pid of netnsPids(ns[host])) process.kill(pid, 'SIGKILL');
+      await deleteNetns(ns[host]);
     }
   });
   await ip('-n', attachment.namespace, 'link', 'add', attachment.bridge, 'type', 'bridge');
   await ip('-n', attachment.namespace, 'link', 'set', attachment.bridge, 'up');
-  for (const [ns, address] of [[memberNs, addresses.member], [clientNs, addresses.client]] as const) {
-    await ensureNetns(ns);
-    await plugPort(attachment, ns === memberNs ? 'member' : 'client', ns, address);
+  for (const [host, address] of entries) {
+    await ensureNetns(ns[host]);
+    await plugPort(attachment, host, ns[host], address);
   }
-  const backend = spawn(IP, ['netns', 'exec', memberNs, process.execPath, '-e', `require('node:http').createServer((q, s) => s.end('member')).listen(8080, '${addresses.member}', () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return { attachment, ns };
+}
+
+/** A tenant bridge with a member namespace answering HTTP on `member`:8080 with "member", and a client namespace at `client`. */
+export async function tenantNetwork(t: After, l: NetnsLab, addresses: { prefixLength: number; member: string; client: string }): Promise<Tenant<'member' | 'client'>> {
+  const tenant = await tenantBridge(t, l, addresses.prefixLength, { member: addresses.member, client: addresses.client });
+  await serveIn(t, tenant.ns.member, `require('node:http').createServer((q, s) => s.end('member')).listen(8080, '${addresses.member}', () => console.log('up'))`);
+  return tenant;
+}
+
+/** A UDP server in `ns` on `address`:`port` that answers every datagram with `name`; resolves once it is bound. */
+export function udpEcho(t: After, ns: string, name: string, address: string, port: number): Promise<ChildProcess> {
+  return serveIn(t, ns, `const s=require('node:dgram').createSocket('udp4');s.on('message',(m,r)=>s.send('${name}',r.port,r.address));s.bind(${port},'${address}',()=>console.log('up'))`);
+}
+
+/** Node running `code` in namespace `ns`, killed in t.after; resolves once `code` prints that it serves. */
+async function serveIn(t: After, ns: string, code: string): Promise<ChildProcess> {
+  const child = spawn(IP, ['netns', 'exec', ns, process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => {
-    backend.kill('SIGKILL');
+    child.kill('SIGKILL');
   });
-  await once(backend.stdout!, 'data', { signal: AbortSignal.timeout(10_000) });
-  return { attachment, memberNs, clientNs };
+  await once(child.stdout!, 'data', { signal: AbortSignal.timeout(10_000) });
+  return child;
 }
 
 export async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {

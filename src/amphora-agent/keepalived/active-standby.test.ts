@@ -80,7 +80,7 @@ async function pair(t: Parameters<typeof netnsLab>[0]): Promise<Pair> {
     t.after(() => client.close());
     assert.deepEqual(await client.putConfig(configFor(i)), { version: 1, applied: 'reload' });
   }
-  const p: Pair = { l, clientNs: tenant.clientNs, ns: (i) => l.compute.namespaceOf(PAIR[i]!.id), dir: (i) => l.compute.amphoraDir(PAIR[i]!.id), computeId: (i) => computeIds[i]! };
+  const p: Pair = { l, clientNs: tenant.ns.client, ns: (i) => l.compute.namespaceOf(PAIR[i]!.id), dir: (i) => l.compute.amphoraDir(PAIR[i]!.id), computeId: (i) => computeIds[i]! };
   await until('the MASTER holding the VIP', async () => ((await holder(p)) === 0 ? true : undefined), 10_000);
   assert.equal(await get(p), 'member', 'the VIP is served');
   return p;

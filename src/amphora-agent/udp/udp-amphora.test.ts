@@ -5,14 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import type { AmphoraConfig, PoolConfig } from '../../domain/amphora-config.js';
-import { IP } from '../../linux-net/ip.js';
+import { IP, plugPort } from '../../linux-net/ip.js';
 import { unmet } from '../../../test/support/requirements.js';
 import { ids, listener, loadBalancer, member, monitor, pool } from '../../../test/support/render-fixtures.js';
-import { agentClient, AMPHORA_ID, bootAmphora, startLab, tenantNetwork, until, type Lab } from '../../../test/support/netns-amphora-lab.js';
+import { agentClient, netnsLab, tenantBridge, udpEcho, until, type NetnsLab } from '../../../test/support/netns-lab.js';
 
 const run = promisify(execFile);
 const options = { skip: unmet('namespaces') || unmet('haproxy'), timeout: 90_000 };
@@ -20,15 +20,8 @@ const HOSTS = { m1: '10.78.0.21', m2: '10.78.0.22', client: '10.78.0.100' } as c
 const VIP = '10.78.0.50';
 const PORT = 5300;
 const MEMBER_PORT = 7000;
-
-/** A UDP server in `ns` that answers every datagram with `name`; resolves once it is bound. */
-async function echo(ns: string, name: string, address: string, t: { after(fn: () => void): void }): Promise<ChildProcess> {
-  const code = `const s=require('node:dgram').createSocket('udp4');s.on('message',(m,r)=>s.send('${name}',r.port,r.address));s.bind(${MEMBER_PORT},'${address}',()=>console.log('up'))`;
-  const child = spawn(IP, ['netns', 'exec', ns, process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.after(() => child.kill('SIGKILL'));
-  await once(child.stdout!, 'data', { signal: AbortSignal.timeout(10_000) });
-  return child;
-}
+/** The amphora the render fixtures' configurations are for. */
+const AMPHORA_ID = ids.amphora(1);
 
 /** `count` datagrams to the VIP from the client namespace, each from a fresh socket; the answers ('' for none). */
 async function ask(ns: string, count: number): Promise<string[]> {
@@ -49,19 +42,22 @@ function udpConfig(version: number, poolOverrides: Partial<PoolConfig>): Amphora
 }
 
 /** The table as the amphora has it, with rule handles. */
-async function table(l: Lab): Promise<string> {
+async function table(l: NetnsLab): Promise<string> {
   return (await run(IP, ['netns', 'exec', l.compute.namespaceOf(AMPHORA_ID), 'nft', '-a', 'list', 'table', 'inet', 'ostia_udp'])).stdout;
 }
 const handles = (listing: string) => listing.split('\n').filter((line) => /# handle \d+$/.test(line) && !line.includes(' : ')).map((line) => line.trim());
 
-async function udpLab(t: Parameters<typeof startLab>[0]) {
-  const l = await startLab(t);
-  await bootAmphora(l);
-  // What the netns compute driver does not do yet (it is the lead's): DNAT to members forwards, and a new namespace forwards nothing.
-  for (const key of ['net.ipv4.ip_forward', 'net.ipv6.conf.all.forwarding']) await run(IP, ['netns', 'exec', l.compute.namespaceOf(AMPHORA_ID), 'sysctl', '-qw', `${key}=1`]);
-  const ns = await tenantNetwork(l, t, { address: VIP, prefixLength: 24 }, HOSTS);
-  const servers = { m1: await echo(ns.m1, 'm1', HOSTS.m1, t), m2: await echo(ns.m2, 'm2', HOSTS.m2, t) };
-  return { l, ns, servers, client: await agentClient(l, t) };
+/** The lab with its amphora booted, its VIP port and the hosts on a tenant bridge, and the members answering. */
+async function udpLab(t: Parameters<typeof netnsLab>[0]) {
+  const l = await netnsLab(t);
+  const spec = await l.specFor(AMPHORA_ID);
+  await l.compute.started(await l.compute.boot(spec, AbortSignal.timeout(10_000)), AbortSignal.timeout(10_000));
+  const { attachment, ns } = await tenantBridge(t, l, 24, HOSTS);
+  await plugPort(attachment, 'vip', l.compute.namespaceOf(AMPHORA_ID), VIP, 'eth1');
+  const servers = { m1: await udpEcho(t, ns.m1, 'm1', HOSTS.m1, MEMBER_PORT), m2: await udpEcho(t, ns.m2, 'm2', HOSTS.m2, MEMBER_PORT) };
+  const client = await agentClient(l, spec);
+  t.after(() => client.close());
+  return { l, ns, servers, client };
 }
 
 test('datagrams to the VIP reach members in proportion to their weights; SOURCE_IP persistence keeps a client on one member', options, async (t) => {
@@ -116,7 +112,7 @@ test('a stopped member is marked down by UDP-CONNECT, reported DOWN in heartbeat
   assert.deepEqual(tally(await ask(ns.client, 8)), { m2: 8 });
   assert.equal(l.accepted.at(-1)!.heartbeat.pools[poolKey]!.status, 'UP', 'the pool still serves');
 
-  await echo(ns.m1, 'm1', HOSTS.m1, t);
+  await udpEcho(t, ns.m1, 'm1', HOSTS.m1, MEMBER_PORT);
   await until('m1 reported UP again', reported('UP'), 15_000);
   await until('m1 back in the map', async () => ((await inMap()) ? true : undefined), 5_000);
   assert.ok(tally(await ask(ns.client, 8)).m1! > 0);

@@ -130,7 +130,7 @@ test('HAProxy serves the VIP inside the amphora to a client namespace on a tenan
     pools: [pool(1, { members: [member(1, { address: TENANT.member, port: 8080 })] })],
   });
   assert.deepEqual(await client.putConfig(config), { version: 1, applied: 'reload' });
-  const curl = await run(IP, ['netns', 'exec', tenant.clientNs, 'curl', '-sS', '--max-time', '5', `http://${TENANT.vip}/`], { timeout: 10_000 });
+  const curl = await run(IP, ['netns', 'exec', tenant.ns.client, 'curl', '-sS', '--max-time', '5', `http://${TENANT.vip}/`], { timeout: 10_000 });
   assert.equal(curl.stdout, 'member');
   const haproxy = processesNamed(l.compute.namespaceOf(AMPHORA_ID), 'haproxy');
   assert.ok(haproxy.length > 0, 'HAProxy runs in the amphora namespace');
