@@ -114,9 +114,9 @@ export async function startBackend(name: string, address = loopbackAddress(), tl
 }
 
 /** One GET on a new connection; network failures resolve as status 0. */
-export function httpGet(host: string, port: number, path = '/'): Promise<{ status: number; body: string }> {
+export function httpGet(host: string, port: number, path = '/', timeoutMs = 3000): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
-    const req = request({ host, port, path, agent: false, timeout: 3000 }, (res) => {
+    const req = request({ host, port, path, agent: false, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
