@@ -349,6 +349,7 @@ export function loadConfig(opts: ConfigOptions = {}): Config {
   const dataDir = resolve(opts.dataDir ?? process.env.OSTIA_DATA_DIR ?? '.ostia');
   let merged: unknown = defaultConfig(dataDir);
   const file = opts.file ?? process.env.OSTIA_CONFIG;
+  let fromFile: unknown = {};
   if (file) {
     let text: string;
     try {
@@ -356,11 +357,37 @@ export function loadConfig(opts: ConfigOptions = {}): Config {
     } catch (e) {
       throw new ConfigError(`cannot read config file ${file}: ${(e as Error).message}`);
     }
-    merged = deepMerge(merged, parseYaml(text));
+    fromFile = parseYaml(text);
+    merged = deepMerge(merged, fromFile);
   }
   if (process.env.OSTIA_DATABASE_URL) merged = deepMerge(merged, { database: { url: process.env.OSTIA_DATABASE_URL } });
   merged = deepMerge(merged, opts.overrides);
-  return validateConfig(merged);
+  return validateConfig(driversChosen(merged as Config, [fromFile, opts.overrides]));
+}
+
+/**
+ * Where neither compute.driver nor network.driver is set, and amphorae run: netns and bridge when this
+ * machine can make namespaces (root), each amphora then a boundary of its own on real networks; local
+ * and catalog otherwise, amphorae as processes of this user on loopback. `driverChoice` says which and why.
+ */
+function driversChosen(config: Config, sources: readonly unknown[]): Config {
+  const set = (section: 'compute' | 'network') => sources.some((src) => (src as Record<string, { driver?: unknown } | undefined> | undefined)?.[section]?.driver !== undefined);
+  if (set('compute') || set('network') || !amphoraProviderIn(config) || namespacesUnavailable()) return config;
+  return { ...config, compute: { ...config.compute, driver: 'netns' }, network: { ...config.network, driver: 'bridge' } };
+}
+
+const amphoraProviderIn = (config: Pick<Config, 'api'>) => config.api.enabledProviders.includes('amphora');
+
+/** One sentence for `ostia up`: how amphorae are built, and, for the defaults, why. */
+export function driverChoice(config: Pick<Config, 'api' | 'compute' | 'network'>): string | null {
+  if (!amphoraProviderIn(config)) return null;
+  const { driver } = config.compute;
+  if (driver === 'netns') return 'amphorae: compute.driver netns, network.driver bridge: each amphora in network and mount namespaces of its own under its own uid, on bridge networks (the default as root)';
+  if (driver === 'local') {
+    const why = namespacesUnavailable();
+    return `amphorae: compute.driver local, network.driver ${config.network.driver}: processes of this user on loopback addresses, without isolation${why ? ` (the default here: ${why}; run as root for isolated amphorae)` : ' (set in the configuration)'}`;
+  }
+  return null;
 }
 
 export function validateConfig(candidate: unknown): Config {

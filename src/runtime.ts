@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from './config.js';
-import { computeIsNoop, publicUrl as configuredUrl } from './config.js';
+import { computeIsNoop, ConfigError, publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
 import { networkService } from './network/from-config.js';
@@ -111,7 +111,13 @@ function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader 
     const common = { settings: config.amphora, ca, keyManager };
     if (config.compute.driver === 'netns') {
       const [{ BridgeNetwork }, { NetnsCompute }] = await Promise.all([import('./network/bridge-network/bridge-network.js'), import('./compute/netns-compute/netns-compute.js')]);
-      const network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network));
+      let network: InstanceType<typeof BridgeNetwork>;
+      try {
+        network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network));
+      } catch (e) {
+        // Settings the bridge cannot carry: the configuration's to fix, not a bug.
+        throw new ConfigError((e as Error).message);
+      }
       await network.open();
       const compute = new NetnsCompute(rootDir, { management: network.management, dataDir: config.dataDir });
       return { ...common, network, dataPlane: true, activeStandby: true, compute, amphoraDir: (id) => compute.amphoraDir(id), agent: agentClients(ca) };

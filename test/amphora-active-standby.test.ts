@@ -103,7 +103,7 @@ describe('ACTIVE_STANDBY load balancer on netns amphorae, through the openstack 
   const processesOf = (amphora: Obj, comm: string) => netnsPids(namespaceOf(amphora)).filter((pid) => readStat(pid, 'Name') === comm);
 
   before(async () => {
-    lab = await startBridgeOstia({ amphora: { heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000, vrrpAdvertIntervalMs: 100 } });
+    lab = await startBridgeOstia({ amphora: { vrrpAdvertIntervalMs: 100 } });
   });
   after(async () => {
     await lab?.close();

@@ -27,7 +27,7 @@ test('two ostia up with their own data directories run side by side, each in its
   const dir = mkdtempSync(join(tmpdir(), 'ostia-side-'));
   const configFile = join(dir, 'ostia.json');
   // The amphora provider, and no address or port of its own: the data directory picks them.
-  writeFileSync(configFile, JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' } }));
+  writeFileSync(configFile, JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' }, compute: { driver: 'local' }, network: { driver: 'catalog' } }));
   const instances: OstiaProcess[] = [];
   const backends: Backend[] = [];
   t.after(async () => {

@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { testModes, type Config } from '../config.js';
+import { driverChoice, testModes, type Config } from '../config.js';
 import { amphoraeRun, createRuntime, ovnProviderEnabled, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
 import { CliError, printJson } from './command.js';
@@ -67,6 +67,8 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   const clouds = url && servesKeystone(config) ? cloudsYaml(url, config) : null;
   const cloudsFile = clouds ? join(config.dataDir, 'clouds.yaml') : null;
   if (clouds && cloudsFile) writePrivateFile(cloudsFile, clouds);
+  const drivers = driverChoice(config);
+  if (drivers) log.info(drivers);
   const notices = testModes(config).map((m) => m.notice);
   for (const notice of notices) log.warn(notice);
   const testMode = notices.length ? notices.join(' ') : undefined;

@@ -29,6 +29,9 @@ export function randomManagementNetwork(prefixLength: 16 | 24 = 24): ManagementN
 export async function writeAmphoraConfig(dir: string, overrides: object = {}): Promise<string> {
   const base = {
     api: { enabledProviders: ['noop', 'amphora'], defaultProvider: 'amphora' },
+    // Loopback amphorae whoever runs the test (as root `ostia up` would choose netns and bridge); netns tests say so.
+    compute: { driver: 'local' },
+    network: { driver: 'catalog' },
     amphora: {
       managementNetwork: randomManagementNetwork(),
       agentPort: randomPort(),

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { bridgeManagementNetwork, bridgeTenantNetworks, MEMBER_NETWORK_ID, VIP_NETWORK_ID } from '../../src/config.js';
+import { bridgeManagementNetwork, bridgeTenantNetworks, deepMerge, MEMBER_NETWORK_ID, VIP_NETWORK_ID } from '../../src/config.js';
 import { deleteNetns, ensureNetns, IP, netnsPids, plugPort } from '../../src/linux-net/ip.js';
 import { NetworkCatalog } from '../../src/network/catalog.js';
 import { BridgeNetwork } from '../../src/network/bridge-network/bridge-network.js';
@@ -33,13 +33,18 @@ export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOs
   // Short: HAProxy's sockets live under it (at most 31 characters).
   const dataDir = mkdtempSync('/tmp/ostia-br-');
   const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
-  const configFile = await writeAmphoraConfig(dataDir, {
-    compute: { driver: 'netns' },
-    network: { driver: 'bridge' },
-    // The bridge defaults the data directory chooses (writeAmphoraConfig's loopback ones would be refused).
-    amphora: { managementNetwork, healthListen: `${controllerAddress}:5555`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
-    ...overrides,
-  });
+  const configFile = await writeAmphoraConfig(
+    dataDir,
+    deepMerge(
+      {
+        compute: { driver: 'netns' },
+        network: { driver: 'bridge' },
+        // The bridge defaults the data directory chooses (writeAmphoraConfig's loopback ones would be refused).
+        amphora: { managementNetwork, healthListen: `${controllerAddress}:5555`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
+      },
+      overrides,
+    ) as object,
+  );
   let ostia: OstiaProcess;
   try {
     ostia = await startOstia({ extraArgs: ['--config', configFile], dataDir });
