@@ -20,7 +20,8 @@ import { repoRoot } from '../test/support/ostia-process.js';
  * change of layers shows there too. A new folder gets a row here and one in the README.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['domain', 'linux-net'],
+  ['domain'],
+  ['linux-net'],
   ['config', 'db', 'pki', 'compute', 'ovn', 'tls'],
   ['amphora-agent', 'amphora-client', 'identity', 'network', 'keymanager', 'operating-status'],
   ['certificate-use'],

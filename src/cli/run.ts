@@ -1,4 +1,5 @@
 /** Runs one subcommand and turns any failure into one line on stderr (what failed, then what to do) and an exit code. */
+import { ConfigError } from '../config.js';
 import { CliError, helpText, parseInput, writeLine, type Command } from './command.js';
 
 export async function runCommand(command: Command, argv: string[]): Promise<number> {
@@ -20,7 +21,17 @@ function report(command: Command, e: unknown): number {
     return e.exitCode;
   }
   const message = e instanceof Error ? e.message : String(e);
+  if (causedByConfig(e)) {
+    writeLine(process.stderr, `ostia ${command.name}: ${message.split('\n')[0]!.replace(/\.$/, '')}. Fix the configuration, then check it with 'ostia config'.`);
+    return 1;
+  }
   writeLine(process.stderr, `ostia ${command.name}: ${message.split('\n')[0]!.replace(/\.$/, '')}. This is a bug or an unforeseen condition: rerun with OSTIA_DEBUG=1 for the stack trace and report it.`);
   if (process.env.OSTIA_DEBUG) for (const line of (e instanceof Error ? (e.stack ?? '') : '').split('\n')) writeLine(process.stderr, line);
   return 1;
+}
+
+/** A setting found wrong only once a role used it (a driver's check at start) is the configuration's problem, not a bug. */
+function causedByConfig(e: unknown): boolean {
+  for (let cause = e; cause instanceof Error; cause = cause.cause) if (cause instanceof ConfigError) return true;
+  return false;
 }

@@ -24,7 +24,7 @@ import type { AmphoraSpec } from '../compute-driver.js';
 import { AMPHORA_FILES, ProcessCompute, type Command, type ProcessComputeOptions } from '../process-compute.js';
 import { groupsOf, type GroupRecord } from '../process-group.js';
 import { amphoraNamespace, deleteLink, deleteNetns, ip, IP, linkMac, MANAGEMENT_INTERFACE, netnsExists, netnsPids, plugPort, type BridgeAttachment } from '../../linux-net/ip.js';
-import { addPortSecurity, removePortSecurity } from '../../network/bridge-network/security-groups.js';
+import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
 
 export interface NetnsComputeOptions extends ProcessComputeOptions {
   /** The management bridge amphorae plug into. */

@@ -25,7 +25,8 @@ import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, ip, ipBatch, li
 import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
 import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
-import { addPortSecurity, applyAmphoraFirewall, removePortSecurity } from './security-groups.js';
+import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
+import { applyAmphoraFirewall } from './security-groups.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
 
 

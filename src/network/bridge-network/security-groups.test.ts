@@ -16,17 +16,8 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { deleteNetns, ensureNetns, IP, ip, ipBatch, plugPort } from '../../linux-net/ip.js';
 import { unmet } from '../../../test/support/requirements.js';
-import {
-  addPortSecurity,
-  applyAmphoraFirewall,
-  PORT_SECURITY_TABLE,
-  removePortSecurity,
-  renderAmphoraFirewall,
-  renderPortSecurity,
-  renderPortSecurityRemoval,
-  type AmphoraFirewall,
-  type PortAllowance,
-} from './security-groups.js';
+import { addPortSecurity, PORT_SECURITY_TABLE, removePortSecurity, renderPortSecurity, renderPortSecurityRemoval, type PortAllowance } from '../../linux-net/port-security.js';
+import { applyAmphoraFirewall, renderAmphoraFirewall, type AmphoraFirewall } from './security-groups.js';
 
 const run = promisify(execFile);
 const skip = unmet('namespaces');
