@@ -25,11 +25,20 @@ export interface Command {
   summary: string;
   /** Positional arguments, e.g. ['lb-id']; each is required. */
   positionals?: string[];
+  /** Any number of arguments after the positionals (after `--` when they start with a dash), e.g. 'COMMAND'. */
+  rest?: string;
   options: Record<string, Option>;
   /** Paragraphs printed after the options in `--help`. */
   details?: string;
   /** Resolves to the process exit code. */
   run(input: Input): Promise<number>;
+}
+
+/** A command of commands (`ostia server create`): each member's name starts with the group's. */
+export interface CommandGroup {
+  name: string;
+  summary: string;
+  commands: readonly Command[];
 }
 
 /** A failure the user can act on: printed as one line, `<what failed>. <what to do>`. */
@@ -69,7 +78,7 @@ export function parseInput(command: Command, argv: string[]): Input | null {
   }
   if (parsed.values.help) return null;
   const expected = command.positionals ?? [];
-  if (parsed.positionals.length !== expected.length) {
+  if (command.rest ? parsed.positionals.length < expected.length : parsed.positionals.length !== expected.length) {
     const wanted = expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no arguments';
     throw usageError(command, `expected ${wanted}, got ${parsed.positionals.length ? parsed.positionals.map((p) => `'${p}'`).join(' ') : 'none'}`);
   }
@@ -82,7 +91,7 @@ export function helpText(command: Command): string {
   const width = Math.max(...options.map((entry) => label(entry).length));
   const args = (command.positionals ?? []).map((p) => ` <${p}>`).join('');
   const lines = [
-    `Usage: ostia ${command.name}${args} [options]`,
+    `Usage: ostia ${command.name}${args} [options]${command.rest ? ` [-- ${command.rest}...]` : ''}`,
     '',
     command.summary,
     '',
@@ -91,6 +100,22 @@ export function helpText(command: Command): string {
   ];
   if (command.details) lines.push('', command.details);
   return lines.join('\n') + '\n';
+}
+
+/** The group's commands, as the overview lists all commands. */
+export function groupHelpText(group: CommandGroup): string {
+  const width = Math.max(...group.commands.map((c) => c.name.length));
+  return [
+    `Usage: ostia ${group.name} <command> [options]`,
+    '',
+    group.summary,
+    '',
+    'Commands:',
+    ...group.commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run 'ostia ${group.name} <command> --help' for a command's options.`,
+    '',
+  ].join('\n');
 }
 
 /**

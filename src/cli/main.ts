@@ -2,8 +2,8 @@
  * `ostia <command>`: dispatches to one subcommand and turns any failure into one line on
  * stderr (what failed, then what to do) and a non-zero exit code.
  */
-import { helpText, writeLine, type Command } from './command.js';
-import { runCommand } from './run.js';
+import { groupHelpText, helpText, writeLine, type Command, type CommandGroup } from './command.js';
+import { runCommand, runGroup } from './run.js';
 import { up } from './up.js';
 import { api } from './api.js';
 import { worker } from './worker.js';
@@ -13,8 +13,10 @@ import { trace } from './trace.js';
 import { certs } from './certs.js';
 import { config } from './config.js';
 import { agent } from './agent.js';
+import { server } from './server.js';
 
-const commands: readonly Command[] = [up, api, worker, health, housekeeping, trace, certs, config, agent];
+const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, config, server, agent];
+const isGroup = (c: Command | CommandGroup): c is CommandGroup => 'commands' in c;
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -39,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     const about = commands.find((c) => c.name === rest[0]);
-    process.stdout.write(about ? helpText(about) : overview());
+    process.stdout.write(about ? (isGroup(about) ? groupHelpText(about) : helpText(about)) : overview());
     return 0;
   }
   const command = commands.find((c) => c.name === name);
@@ -47,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     writeLine(process.stderr, `ostia: unknown command '${name}'. Run 'ostia --help' for the list.`);
     return 2;
   }
-  return runCommand(command, rest);
+  return isGroup(command) ? runGroup(command, rest) : runCommand(command, rest);
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,21 @@
 /** Runs one subcommand and turns any failure into one line on stderr (what failed, then what to do) and an exit code. */
 import { ConfigError } from '../config.js';
-import { CliError, helpText, parseInput, writeLine, type Command } from './command.js';
+import { CliError, groupHelpText, helpText, parseInput, writeLine, type Command, type CommandGroup } from './command.js';
+
+/** `ostia GROUP COMMAND …`: the member command named, or the group's help. */
+export async function runGroup(group: CommandGroup, argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? process.stderr : process.stdout).write(groupHelpText(group));
+    return name === undefined ? 2 : 0;
+  }
+  const command = group.commands.find((c) => c.name === `${group.name} ${name}`);
+  if (!command) {
+    writeLine(process.stderr, `ostia ${group.name}: unknown command '${name}'. Run 'ostia ${group.name} --help' for the list.`);
+    return 2;
+  }
+  return runCommand(command, rest);
+}
 
 export async function runCommand(command: Command, argv: string[]): Promise<number> {
   try {

@@ -342,7 +342,8 @@ export const builtAndKept: PushTargets = async (ctx) => {
   const built = await builtAmphorae(ctx);
   const replaced = ctx.payload.amphora_id;
   const kept = replaced === undefined ? [] : (await allocated(ctx)).filter((a) => a.id !== String(replaced) && !built.some((b) => b.id === a.id));
-  const pair = [...built, ...kept];
+  // The survivor first: it learns its new peer before that peer's keepalived starts, which then hears the MASTER at once.
+  const pair = [...kept, ...built];
   return { push: pair, pair };
 };
 
