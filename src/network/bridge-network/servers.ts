@@ -20,7 +20,7 @@ import { deleteLink, deleteNetns, ensureNetns, ip, IP, linkExists, linkMac, MANA
 import { NetworkCatalog, type NetworkDef } from '../catalog.js';
 import { MANAGEMENT_PROJECT_ID } from '../management-ports.js';
 import { BridgeNetwork } from './bridge-network.js';
-import { addPortSecurity, removePortSecurity } from './security-groups.js';
+import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
 
 export const SERVER_DEVICE_OWNER = 'compute:ostia';
 /** At most 12 characters: the bridge end of the server's veth, `s-<name>`, fits Linux's 15. */
