@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `npm run up`: from a fresh clone to a running Ostia (API, worker, embedded Keystone, SQLite
-# under .ostia/, amphora load balancers as local processes). Needs Node.js 20+ and npm; installs
-# Debian's haproxy and the openstack CLI (scripts/packages.txt) if they are missing.
+# under .ostia/, amphora load balancers in namespaces of their own on bridge networks as root, as
+# local processes otherwise). Needs Node.js 20+ and npm; installs Debian's haproxy, the openstack CLI
+# and, as root, what namespace amphorae use (iproute2, nftables, keepalived: scripts/packages.txt)
+# if they are missing.
 # Arguments go to `ostia up`: npm run up -- --port 0 --data-dir /tmp/ostia
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,10 @@ fi
 source scripts/lib/system.sh
 # The amphora provider (the default) runs Debian's HAProxy for each load balancer; the commands
 # `ostia up` prints need the openstack CLI with its load-balancer and key-manager plug-ins.
-install_missing haproxy openstack-cli || true
+# As root `ostia up` runs amphorae in namespaces on bridge networks, with nftables and keepalived.
+groups=(haproxy openstack-cli)
+[ "$(id -u)" -eq 0 ] && groups+=(namespaces)
+install_missing "${groups[@]}" || true
 if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
   echo "ostia: haproxy is missing; install it (sudo apt-get install haproxy) or enable only the noop provider (api.enabledProviders: [noop])." >&2
   exit 1
