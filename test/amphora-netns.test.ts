@@ -12,6 +12,9 @@ import { IP, netnsExists, netnsPids } from '../src/linux-net/ip.js';
 import { unmet } from './support/requirements.js';
 import { collectBodies, eventually, httpGet, randomPort } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
+import { createTestPki } from './support/test-pki.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startBridgeOstia, type BridgeOstia } from './support/bridge-ostia.js';
 
 const ADMIN = 'ostia';
@@ -60,6 +63,30 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
     const inside = await lab.host('insider', 'public', lab.address('public', 101));
     assert.match(await curl(inside, listenerPort), /^web-[ab]$/);
     await assert.rejects(curl(inside, 9443), /Connection timed out|Timeout was reached/, 'the agent port is closed on the VIP network');
+  });
+
+  it('carries TCP and TERMINATED_HTTPS listeners through the namespace amphora to the members', { timeout: 240_000 }, async () => {
+    const { lbId, vip } = await built();
+    const pki = createTestPki();
+    try {
+      const www = pki.leaf({ cn: 'www.example.com', dnsNames: ['www.example.com'] });
+      const bundle = pki.pkcs12({ key: www, certs: [www, pki.intermediate], legacy: true });
+      const secret = await show(DEMO, ['secret', 'store', '--name', 'netns-www', '--payload-content-type', 'application/octet-stream', '--payload-content-encoding', 'base64', '--payload', bundle.toString('base64')]);
+      const [tcpPort, httpsPort] = [randomPort(), randomPort()];
+      const tcp = await show(DEMO, ['loadbalancer', 'listener', 'create', lbId, '--protocol', 'TCP', '--protocol-port', String(tcpPort), '--wait']);
+      const tcpPool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', String(tcp.id), '--protocol', 'TCP', '--lb-algorithm', 'ROUND_ROBIN', '--wait']);
+      const https = await show(DEMO, ['loadbalancer', 'listener', 'create', lbId, '--protocol', 'TERMINATED_HTTPS', '--protocol-port', String(httpsPort), '--default-tls-container-ref', String(secret['Secret href']), '--wait']);
+      const httpsPool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', String(https.id), '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--wait']);
+      for (const pool of [tcpPool, httpsPool])
+        await show(DEMO, ['loadbalancer', 'member', 'create', String(pool.id), '--subnet-id', 'private-subnet', '--address', lab.address('private', 200), '--protocol-port', '8000', '--wait']);
+      assert.equal((await httpGet(vip, tcpPort)).body, 'web-a', 'TCP');
+      const rootCa = join(pki.dir, 'trusted-root.pem');
+      writeFileSync(rootCa, pki.root.certPem);
+      const curl = await lab.run('curl', ['-sS', '--max-time', '5', '--cacert', rootCa, '--resolve', `www.example.com:${httpsPort}:${vip}`, `https://www.example.com:${httpsPort}/`]);
+      assert.equal(curl, 'web-a', 'TERMINATED_HTTPS, verified against the test CA');
+    } finally {
+      pki.remove();
+    }
   });
 
   it('fills the amphora API with the base port on the VIP network', { timeout: 240_000 }, async () => {
