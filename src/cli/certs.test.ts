@@ -6,12 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot, startOstia } from '../../test/support/ostia-process.js';
+import { runOstia, startOstia } from '../../test/support/ostia-process.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { createTestPki } from '../../test/support/test-pki.js';
 import { timestamp } from '../domain/time.js';
@@ -20,24 +19,8 @@ import { migrate, openDatabase } from '../db/database.js';
 import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { listCertificates } from './certs.js';
 
-const BIN = join(repoRoot(), 'bin', 'ostia.js');
 /** `ostia up` keeps SQLite in its data directory: the PostgreSQL pass has nothing to add to these. */
 const sqliteOnly = { skip: process.env.OSTIA_TEST_DATABASE_URL ? 'runs ostia up on SQLite' : false };
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function ostia(...args: string[]): Promise<Outcome> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
-}
 
 async function call(method: string, url: string, token: string, body?: unknown): Promise<Record<string, any>> {
   const res = await fetch(url, { method, headers: { 'x-auth-token': token, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -113,11 +96,11 @@ test('ostia certs and GET /metrics report the certificates a listener serves, so
   }
 
   const [table, asJson, within, badWithin, help] = await Promise.all([
-    ostia('certs', '--data-dir', dataDir),
-    ostia('certs', '--data-dir', dataDir, '--json'),
-    ostia('certs', '--data-dir', dataDir, '--within', '30', '--json'),
-    ostia('certs', '--data-dir', dataDir, '--within', 'soon'),
-    ostia('certs', '--help'),
+    runOstia('certs', '--data-dir', dataDir),
+    runOstia('certs', '--data-dir', dataDir, '--json'),
+    runOstia('certs', '--data-dir', dataDir, '--within', '30', '--json'),
+    runOstia('certs', '--data-dir', dataDir, '--within', 'soon'),
+    runOstia('certs', '--help'),
   ]);
 
   const notAfter = (pem: string) => timestamp(new Date(new X509Certificate(pem).validTo));
@@ -145,22 +128,22 @@ test('ostia certs and GET /metrics report the certificates a listener serves, so
   assert.match(help.stdout, /^Usage: ostia certs \[options\]/);
   assert.match(help.stdout, /--within DAYS/);
   assert.match(help.stdout, /--json/);
-  assert.match((await ostia('--help')).stdout, /^ {2}certs {2,}List the certificates/m);
+  assert.match((await runOstia('--help')).stdout, /^ {2}certs {2,}List the certificates/m);
 });
 
 test('ostia certs on a database without certificates says so, and refuses a directory without a database', sqliteOnly, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ostia-certs-test-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const missing = await ostia('certs', '--data-dir', dataDir);
+  const missing = await runOstia('certs', '--data-dir', dataDir);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /^ostia certs: no database at /);
 
   const running = await startOstia({ dataDir });
   await running.stop();
   const [empty, emptyWithin, asJson] = await Promise.all([
-    ostia('certs', '--data-dir', dataDir),
-    ostia('certs', '--data-dir', dataDir, '--within', '7'),
-    ostia('certs', '--data-dir', dataDir, '--json'),
+    runOstia('certs', '--data-dir', dataDir),
+    runOstia('certs', '--data-dir', dataDir, '--within', '7'),
+    runOstia('certs', '--data-dir', dataDir, '--json'),
   ]);
   assert.deepEqual(empty, { code: 0, stdout: 'No certificates in use.\n', stderr: '' });
   assert.deepEqual(emptyWithin, { code: 0, stdout: 'No certificate in use expires within 7 days.\n', stderr: '' });

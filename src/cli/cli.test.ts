@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { keystoneToken, repoRoot, startOstia, type OstiaProcess } from '../../test/support/ostia-process.js';
+import { cliEnv, keystoneToken, repoRoot, runOstia, startOstia, type CliOutcome, type OstiaProcess } from '../../test/support/ostia-process.js';
 import { NOOP_PROVIDERS } from '../../test/support/harness.js';
 import { writeAmphoraConfig } from '../../test/support/amphora-config.js';
 import { unmet } from '../../test/support/requirements.js';
@@ -19,32 +19,13 @@ import { COMPUTE_NOOP_NOTICE, IDENTITY_TESTING_NOTICE, NETWORK_NOOP_NOTICE, VIP_
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
 const SUBCOMMANDS = ['up', 'api', 'worker', 'health', 'housekeeping', 'agent', 'trace', 'certs', 'config'];
 
-/** The caller's OSTIA_* settings must not leak into the commands under test. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
-}
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function ostia(...args: string[]): Promise<Outcome> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
-}
-
 /** A serving `ostia ARGS`, once its stdout matches `ready`; stop() sends SIGTERM and gives everything it wrote. */
-function serving(args: string[], ready: RegExp): Promise<{ stdout: string; stop(): Promise<Outcome> }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+function serving(args: string[], ready: RegExp): Promise<{ stdout: string; stop(): Promise<CliOutcome> }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
   const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-  const stop = async (): Promise<Outcome> => {
+  const stop = async (): Promise<CliOutcome> => {
     child.kill('SIGTERM');
     return { code: await closed, ...out };
   };
@@ -152,7 +133,7 @@ test("up --config with identity.mode testing: warns that anyone can claim any ro
     serving(['up', '--json', '--config', file, '--data-dir', join(dir, 'json'), '--port', '0'], /\n/),
     serving(['up', '--config', file, '--data-dir', join(dir, 'text'), '--port', '0'], /Stop with Ctrl-C/),
   ]);
-  let ended: Outcome;
+  let ended: CliOutcome;
   const textEnded = text.stop();
   try {
     const announced = JSON.parse(json.stdout) as { url: string; clouds_yaml: string | null };
@@ -202,12 +183,12 @@ test('trace prints the provisioning steps of a load balancer, as a table and as 
   }
 
   const [asJson, asTable, unknown, byName, byNameJson, ambiguous] = await Promise.all([
-    ostia('trace', lbId, '--data-dir', dataDir, '--json'),
-    ostia('trace', lbId, '--data-dir', dataDir),
-    ostia('trace', '00000000-0000-0000-0000-000000000000', '--data-dir', dataDir),
-    ostia('trace', 'traced', '--data-dir', dataDir),
-    ostia('trace', 'traced', '--data-dir', dataDir, '--json'),
-    ostia('trace', 'twin', '--data-dir', dataDir),
+    runOstia('trace', lbId, '--data-dir', dataDir, '--json'),
+    runOstia('trace', lbId, '--data-dir', dataDir),
+    runOstia('trace', '00000000-0000-0000-0000-000000000000', '--data-dir', dataDir),
+    runOstia('trace', 'traced', '--data-dir', dataDir),
+    runOstia('trace', 'traced', '--data-dir', dataDir, '--json'),
+    runOstia('trace', 'twin', '--data-dir', dataDir),
   ]);
   assert.equal(asJson.code, 0, asJson.stderr);
   const traced = JSON.parse(asJson.stdout) as { load_balancer: { id: string; provisioning_status: string }; steps: Array<{ operation: string; step: string; duration_ms: number | null; error: string | null }> };
@@ -262,10 +243,10 @@ test("trace shows a tenant's control characters spelled out, never raw on the op
   }
 
   const [byId, byName, asJson, unknown] = await Promise.all([
-    ostia('trace', lbId, '--data-dir', dataDir),
-    ostia('trace', name, '--data-dir', dataDir),
-    ostia('trace', lbId, '--data-dir', dataDir, '--json'),
-    ostia('trace', `no\u001b]0;owned\u0007such\u2028lb`, '--data-dir', dataDir),
+    runOstia('trace', lbId, '--data-dir', dataDir),
+    runOstia('trace', name, '--data-dir', dataDir),
+    runOstia('trace', lbId, '--data-dir', dataDir, '--json'),
+    runOstia('trace', `no\u001b]0;owned\u0007such\u2028lb`, '--data-dir', dataDir),
   ]);
   const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/;
   for (const r of [byId, byName, unknown]) {
@@ -290,14 +271,14 @@ test("trace shows a tenant's control characters spelled out, never raw on the op
 
 test('trace refuses a data directory without a database, and creates none', async () => {
   const dataDir = join(tempDir(), 'absent');
-  const r = await ostia('trace', 'some-id', '--data-dir', dataDir);
+  const r = await runOstia('trace', 'some-id', '--data-dir', dataDir);
   assert.equal(r.code, 1);
   assert.equal(r.stderr, `ostia trace: no database at ${join(dataDir, 'ostia.db')}. Pass the --data-dir (or --database-url) the Ostia you mean runs with, or start one with 'ostia up'.\n`);
   assert.equal(existsSync(dataDir), false);
 });
 
 test('every subcommand answers --help with its usage, exit 0', async () => {
-  const helps = await Promise.all(SUBCOMMANDS.map((name) => ostia(name, '--help')));
+  const helps = await Promise.all(SUBCOMMANDS.map((name) => runOstia(name, '--help')));
   SUBCOMMANDS.forEach((name, i) => {
     const r = helps[i]!;
     assert.equal(r.code, 0, `${name}: ${r.stderr}`);
@@ -305,18 +286,18 @@ test('every subcommand answers --help with its usage, exit 0', async () => {
     assert.match(r.stdout, /--json/, name);
     assert.equal(r.stderr, '', name);
   });
-  const overview = await ostia('--help');
+  const overview = await runOstia('--help');
   assert.equal(overview.code, 0);
   for (const name of SUBCOMMANDS) assert.match(overview.stdout, new RegExp(`^  ${name} `, 'm'));
 });
 
 test('usage mistakes exit 2 with one line naming the mistake and the help to read', async () => {
   const [unknownCommand, unknownOption, badPort, noLb, nothing] = await Promise.all([
-    ostia('frobnicate'),
-    ostia('up', '--frob'),
-    ostia('up', '--port', 'http'),
-    ostia('trace'),
-    ostia(),
+    runOstia('frobnicate'),
+    runOstia('up', '--frob'),
+    runOstia('up', '--port', 'http'),
+    runOstia('trace'),
+    runOstia(),
   ]);
   assert.deepEqual(unknownCommand, { code: 2, stdout: '', stderr: "ostia: unknown command 'frobnicate'. Run 'ostia --help' for the list.\n" });
   assert.deepEqual(unknownOption, { code: 2, stdout: '', stderr: "ostia up: unknown option '--frob'. See 'ostia up --help'.\n" });
@@ -335,9 +316,9 @@ test('a bad config file fails at start with one line naming the file and the wro
   writeFileSync(invalidFile, 'api:\n  port: http\n');
   writeFileSync(unparsableFile, 'api: [\n');
   const [invalid, unparsable, missing] = await Promise.all([
-    ostia('up', '--config', invalidFile, '--data-dir', dataDir),
-    ostia('config', '--config', unparsableFile),
-    ostia('config', '--config', join(dir, 'nope.yaml')),
+    runOstia('up', '--config', invalidFile, '--data-dir', dataDir),
+    runOstia('config', '--config', unparsableFile),
+    runOstia('config', '--config', join(dir, 'nope.yaml')),
   ]);
 
   assert.equal(invalid.code, 1);
@@ -359,13 +340,13 @@ test('with the amphora provider enabled, up fails at start without HAProxy or wi
   const dataDir = join(dir, 'data');
   writeFileSync(configFile, JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'] }, amphora: { haproxyBinary: join(dir, 'no-haproxy') } }));
   writeFileSync(join(dir, 'ok.json'), JSON.stringify({ api: { enabledProviders: ['noop', 'amphora'] } }));
-  const outcome = await ostia('up', '--config', configFile, '--data-dir', dataDir, '--port', '0');
+  const outcome = await runOstia('up', '--config', configFile, '--data-dir', dataDir, '--port', '0');
   assert.equal(outcome.code, 1);
   assert.match(outcome.stderr, /^ostia up: the amphora provider is enabled but its HAProxy \('.*no-haproxy', amphora.haproxyBinary\) is not installed\. Install it \(apt-get install haproxy/);
   assert.equal(existsSync(dataDir), false);
 
   const longDir = join(dir, 'a-data-directory-whose-path-is-far-too-long-for-unix-sockets');
-  const long = await ostia('up', '--config', configFile.replace('ostia.json', 'ok.json'), '--data-dir', longDir, '--port', '0');
+  const long = await runOstia('up', '--config', configFile.replace('ostia.json', 'ok.json'), '--data-dir', longDir, '--port', '0');
   assert.equal(long.code, 1);
   assert.match(long.stderr, /^ostia up: the data directory .* is too long for the amphorae's HAProxy sockets \(\d+ bytes, HAProxy takes at most 97\)\. Use a data directory path of at most \d+ characters/);
   assert.equal(existsSync(longDir), false);
@@ -377,8 +358,8 @@ test('config prints the effective configuration with every secret masked', async
   const file = join(dir, 'ostia.yaml');
   writeFileSync(file, 'identity:\n  tokenSecret: s3cr3t\n  external:\n    password: hunter2\napi:\n  port: 9999\n');
   const [r, yaml] = await Promise.all([
-    ostia('config', '--config', file, '--data-dir', dir, '--host', '0.0.0.0', '--database-url', 'postgres://ostia:pa55@db.example/ostia', '--json'),
-    ostia('config', '--data-dir', dir),
+    runOstia('config', '--config', file, '--data-dir', dir, '--host', '0.0.0.0', '--database-url', 'postgres://ostia:pa55@db.example/ostia', '--json'),
+    runOstia('config', '--data-dir', dir),
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stdout, /s3cr3t|hunter2|pa55/);
@@ -400,9 +381,9 @@ test('config says each test mode above its section (stderr with --json), and the
   const file = join(dir, 'test-modes.json');
   writeFileSync(file, JSON.stringify({ compute: { driver: 'noop' }, network: { driver: 'noop' }, identity: { mode: 'testing' } }));
   const [yaml, json, plain] = await Promise.all([
-    ostia('config', '--config', file, '--data-dir', dir),
-    ostia('config', '--config', file, '--data-dir', dir, '--json'),
-    ostia('config', '--data-dir', dir),
+    runOstia('config', '--config', file, '--data-dir', dir),
+    runOstia('config', '--config', file, '--data-dir', dir, '--json'),
+    runOstia('config', '--data-dir', dir),
   ]);
   assert.equal(yaml.code, 0, yaml.stderr);
   for (const [section, notice] of [['compute', COMPUTE_NOOP_NOTICE], ['network', NETWORK_NOOP_NOTICE], ['identity', IDENTITY_TESTING_NOTICE]] as const) {
@@ -422,12 +403,12 @@ test('api, worker, health and housekeeping refuse SQLite; health and housekeepin
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const noopOnly = join(dir, 'noop.json');
   writeFileSync(noopOnly, JSON.stringify(NOOP_PROVIDERS));
-  const [api, worker, health, housekeeping] = await Promise.all(['api', 'worker', 'health', 'housekeeping'].map((role) => ostia(role, '--data-dir', noDir)));
+  const [api, worker, health, housekeeping] = await Promise.all(['api', 'worker', 'health', 'housekeeping'].map((role) => runOstia(role, '--data-dir', noDir)));
   for (const [role, r] of [['api', api!], ['worker', worker!], ['health', health!], ['housekeeping', housekeeping!]] as const) {
     assert.equal(r.code, 1, role);
     assert.match(r.stderr, new RegExp(`^ostia ${role}: needs PostgreSQL, as it runs beside other Ostia processes, but the database is sqlite:.*\\. Pass --database-url postgres://`), role);
   }
-  const noop = await Promise.all(['health', 'housekeeping'].map((role) => ostia(role, '--config', noopOnly, '--data-dir', noDir, '--database-url', 'postgres://nobody@127.0.0.1:1/none')));
+  const noop = await Promise.all(['health', 'housekeeping'].map((role) => runOstia(role, '--config', noopOnly, '--data-dir', noDir, '--database-url', 'postgres://nobody@127.0.0.1:1/none')));
   for (const [i, role] of ['health', 'housekeeping'].entries()) {
     assert.equal(noop[i]!.code, 1, role);
     assert.equal(noop[i]!.stdout, '');
@@ -453,7 +434,7 @@ test('under compute.driver noop no health manager runs: up announces no health_l
     assert.equal((await up.stop()).code, 0);
   }
 
-  const health = await ostia('health', '--config', file, '--data-dir', join(dir, 'none'), '--database-url', 'postgres://nobody@127.0.0.1:1/none');
+  const health = await runOstia('health', '--config', file, '--data-dir', join(dir, 'none'), '--database-url', 'postgres://nobody@127.0.0.1:1/none');
   assert.equal(health.code, 1);
   assert.equal(health.stdout, '');
   assert.equal(

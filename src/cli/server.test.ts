@@ -4,31 +4,19 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../../test/support/ostia-process.js';
+import { runOstia } from '../../test/support/ostia-process.js';
 import { unmet } from '../../test/support/requirements.js';
-
-const BIN = join(repoRoot(), 'bin', 'ostia.js');
-
-function ostia(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
-}
 
 test('ostia server lists its commands; each answers --help; mistakes exit 2 naming the help to read', async () => {
   const [group, createHelp, overview, unknown, noName] = await Promise.all([
-    ostia('server', '--help'),
-    ostia('server', 'create', '--help'),
-    ostia('--help'),
-    ostia('server', 'frob'),
-    ostia('server', 'create', '--network', 'private'),
+    runOstia('server', '--help'),
+    runOstia('server', 'create', '--help'),
+    runOstia('--help'),
+    runOstia('server', 'frob'),
+    runOstia('server', 'create', '--network', 'private'),
   ]);
   assert.equal(group.code, 0);
   for (const name of ['create', 'list', 'delete']) assert.match(group.stdout, new RegExp(`^  server ${name} `, 'm'));
@@ -46,7 +34,7 @@ test('ostia server refuses an Ostia whose network.driver is not bridge, saying h
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.yaml');
   writeFileSync(config, 'compute:\n  driver: local\nnetwork:\n  driver: catalog\n');
-  const r = await ostia('server', 'list', '--config', config, '--data-dir', join(dir, 'data'));
+  const r = await runOstia('server', 'list', '--config', config, '--data-dir', join(dir, 'data'));
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^ostia server list: servers live on the bridges of network\.driver bridge, but this Ostia's network\.driver is catalog\. Start 'ostia up' as root with network\.driver bridge/);
 });

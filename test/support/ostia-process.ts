@@ -1,7 +1,7 @@
 /**
  * A real `ostia up` child process on a throw-away data dir, for tests and benchmarks that
  * drive Ostia the way users do: over HTTP with Keystone tokens, or with the real Python
- * clients through the clouds.yaml it writes.
+ * clients through the clouds.yaml it writes. And any other `ostia` command run to its end.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,6 +75,26 @@ export function repoRoot(): string {
     if (parent === dir) throw new Error('ostia checkout not found above ' + fileURLToPath(import.meta.url));
     dir = parent;
   }
+}
+
+/** The caller's OSTIA_* settings must not leak into the commands under test. */
+export function cliEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
+}
+
+export interface CliOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `ostia ARGS` (bin/ostia.js) run to its end, or killed after 30 s, with what it wrote. */
+export function runOstia(...args: string[]): Promise<CliOutcome> {
+  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'ostia.js'), ...args], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, ...out })));
 }
 
 /** Children still running when this process exits are killed, so a crashed test leaves none behind. */

@@ -15,12 +15,16 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { writeFileAtomically } from '../atomic-file.js';
+import { ExitListeners } from '../exit-listeners.js';
+import { OneAtATime } from '../one-at-a-time.js';
+import { livePid } from '../pid-file.js';
+import { Restarts, type RestartBackoff } from '../restarts.js';
 import { HaproxyRuntime } from './runtime.js';
 
 const run = promisify(execFile);
@@ -43,7 +47,7 @@ export interface HaproxyProcessOptions {
   readyTimeoutMs?: number;
   /** Graceful stop budget before the hard stop. */
   stopTimeoutMs?: number;
-  restartBackoff?: { initialMs: number; maxMs: number };
+  restartBackoff?: RestartBackoff;
 }
 
 export interface ExitRecord {
@@ -70,8 +74,6 @@ export class HaproxyError extends Error {
   }
 }
 
-/** A crash after this much uptime starts the backoff from the beginning again. */
-const STABLE_UPTIME_MS = 30_000;
 /** The last lines HAProxy logged, quoted when it exits unexpectedly. */
 const LOG_LINES_KEPT = 3;
 
@@ -85,7 +87,6 @@ interface LoadWatch {
 
 export class HaproxyProcess {
   private child: ChildProcess | null = null;
-  private startedAt = 0;
   private loaded = false;
   /**
    * Settles once the master's CLI answers after the last load: the master takes signals and
@@ -93,20 +94,18 @@ export class HaproxyProcess {
    * wait for it; the next reload or stop does.
    */
   private masterReady: Promise<void> = Promise.resolve();
-  private wanted = false;
-  private restarts = 0;
-  private crashesInARow = 0;
   private lastExit: ExitRecord | null = null;
-  private restartTimer: NodeJS.Timeout | null = null;
   private readonly recentLines: string[] = [];
   private readonly lineListeners = new Set<(line: string) => void>();
-  private readonly exitListeners = new Set<(exit: ExitRecord) => void>();
+  private readonly exitListeners = new ExitListeners<ExitRecord>();
   /** start/reload/stop and crash restarts run one at a time. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly operations = new OneAtATime();
+  private readonly restarts: Restarts;
   readonly runtime: HaproxyRuntime;
 
   constructor(private readonly options: HaproxyProcessOptions) {
     this.runtime = new HaproxyRuntime(options.files.statsSocket);
+    this.restarts = new Restarts({ ...options, name: 'haproxy', operations: this.operations, running: () => this.child !== null, spawn: () => this.spawnAndWait() });
   }
 
   get running(): boolean {
@@ -114,7 +113,7 @@ export class HaproxyProcess {
   }
 
   status(): HaproxyStatus {
-    return { running: this.running, masterPid: this.child?.pid ?? null, restarts: this.restarts, lastExit: this.lastExit };
+    return { running: this.running, masterPid: this.child?.pid ?? null, restarts: this.restarts.count, lastExit: this.lastExit };
   }
 
   /** `haproxy -v`'s version number, e.g. `2.6.12-1+deb12u4`. */
@@ -154,15 +153,14 @@ export class HaproxyProcess {
 
   /** Soft stop (connections finish) within stopTimeoutMs, then a hard stop, then SIGKILL. */
   stop(): Promise<void> {
-    return this.serialized(async () => {
-      this.wanted = false;
-      this.cancelRestart();
+    return this.operations.run(async () => {
+      this.restarts.letStop();
       const child = this.child;
       if (!child) return;
       await this.masterReady;
       const budget = this.options.stopTimeoutMs ?? 5000;
       for (const [signal, waitMs] of [['SIGUSR1', budget], ['SIGTERM', 2000], ['SIGKILL', 2000]] as const) {
-        const exit = this.exitWithin(waitMs);
+        const exit = this.exitListeners.within(waitMs);
         child.kill(signal);
         if (await exit) return;
       }
@@ -171,18 +169,11 @@ export class HaproxyProcess {
   }
 
   private load(reloadIfRunning: boolean): Promise<void> {
-    return this.serialized(async () => {
-      this.wanted = true;
-      this.cancelRestart();
+    return this.operations.run(async () => {
+      this.restarts.keepRunning();
       if (!this.child) await this.spawnAndWait();
       else if (reloadIfRunning) await this.reloadNow();
     });
-  }
-
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(task, task);
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   private async spawnAndWait(): Promise<void> {
@@ -194,7 +185,7 @@ export class HaproxyProcess {
     const child = spawn(file!, [...prefix, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     this.loaded = false;
-    this.startedAt = Date.now();
+    this.restarts.spawned();
     const watch = this.watchLoad();
     createInterface({ input: child.stderr! }).on('line', (line) => this.onLine(line));
     child.on('exit', (code, signal) => this.onExit(child, { code, signal, at: Date.now() }));
@@ -274,21 +265,6 @@ export class HaproxyProcess {
     throw new HaproxyError(`haproxy ${what} failed: ${outcome.replace(/^\[\w+\]\s+\(\d+\) : /, '')}`, watch.lines.join('\n'));
   }
 
-  /** Resolves true when the master exits within `ms`, false otherwise. */
-  private exitWithin(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onExit = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.exitListeners.delete(onExit);
-        resolve(false);
-      }, ms);
-      this.exitListeners.add(onExit);
-    });
-  }
-
   private onLine(line: string): void {
     // HAProxy's own account (checks failing, servers going down) belongs in the agent's log.
     this.options.log.info(`haproxy: ${line}`);
@@ -302,51 +278,15 @@ export class HaproxyProcess {
     this.child = null;
     this.loaded = false;
     this.lastExit = exit;
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const listener of listeners) listener(exit);
-    if (!this.wanted) return;
+    this.exitListeners.notify(exit);
+    if (!this.restarts.keptRunning) return;
     this.options.log.error(`haproxy master ${child.pid} exited unexpectedly (${exit.signal ?? `code ${exit.code}`}): ${this.recentLines.join(' | ')}`);
-    this.crashesInARow = Date.now() - this.startedAt > STABLE_UPTIME_MS ? 1 : this.crashesInARow + 1;
-    this.scheduleRestart();
+    this.restarts.schedule();
   }
 
-  private scheduleRestart(): void {
-    const { initialMs, maxMs } = this.options.restartBackoff ?? { initialMs: 200, maxMs: 10_000 };
-    const delay = Math.min(maxMs, initialMs * 2 ** Math.max(0, this.crashesInARow - 1));
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
-      void this.serialized(async () => {
-        if (!this.wanted || this.child) return;
-        this.restarts++;
-        try {
-          await this.spawnAndWait();
-          this.options.log.info(`haproxy restarted (restart ${this.restarts})`);
-        } catch (e) {
-          // Its exit has scheduled the next attempt already.
-          this.options.log.error(`haproxy restart failed: ${(e as Error).message}`);
-        }
-      });
-    }, delay);
-  }
-
-  private cancelRestart(): void {
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
-  }
-
-  /** The pid in the pid file, if it is a live HAProxy master of this very amphora (not a reused pid). */
+  /** The pid in the pid file, if it is a live HAProxy master of this very amphora (its master socket). */
   private orphanMasterPid(): number | null {
-    const { pidFile, masterSocket } = this.options.files;
-    if (!existsSync(pidFile)) return null;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 1) return null;
-    try {
-      const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      return commandLine.includes(masterSocket) ? pid : null;
-    } catch {
-      return null;
-    }
+    return livePid(this.options.files.pidFile, this.options.files.masterSocket);
   }
 }
 

@@ -15,9 +15,12 @@
  * - nothing else: raw VRRP sockets and the VIP's netlink changes are what the two capabilities allow.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { ExitListeners } from '../exit-listeners.js';
+import { OneAtATime } from '../one-at-a-time.js';
+import { livePid } from '../pid-file.js';
+import { Restarts, type RestartBackoff } from '../restarts.js';
 
 const run = promisify(execFile);
 
@@ -33,27 +36,22 @@ export interface KeepalivedProcessOptions {
   binary?: string;
   files: KeepalivedFiles;
   log: Pick<Console, 'info' | 'warn' | 'error'>;
-  restartBackoff?: { initialMs: number; maxMs: number };
+  restartBackoff?: RestartBackoff;
   /** How long a start may take to report `Startup complete`, and a stop to end. */
   timeoutMs?: number;
 }
 
-/** A crash after this much uptime starts the backoff from the beginning again. */
-const STABLE_UPTIME_MS = 30_000;
-
 export class KeepalivedProcess {
   private child: ChildProcess | null = null;
-  private wanted = false;
-  private startedAt = 0;
-  private crashesInARow = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
-  private readonly exitListeners = new Set<() => void>();
+  private readonly exitListeners = new ExitListeners<string>();
   private readonly lineListeners = new Set<(line: string) => void>();
-  private queue: Promise<unknown> = Promise.resolve();
-  /** Times keepalived was started again after exiting on its own. */
-  restarts = 0;
+  /** apply/stop and crash restarts run one at a time. */
+  private readonly operations = new OneAtATime();
+  private readonly restarts: Restarts;
 
-  constructor(private readonly options: KeepalivedProcessOptions) {}
+  constructor(private readonly options: KeepalivedProcessOptions) {
+    this.restarts = new Restarts({ ...options, name: 'keepalived', operations: this.operations, running: () => this.child !== null, spawn: () => this.spawnAndWait() });
+  }
 
   private get binary(): string {
     return this.options.binary ?? KEEPALIVED_BINARY;
@@ -69,7 +67,7 @@ export class KeepalivedProcess {
 
   /** The pid of the VRRP child (the process that holds the VIP and sends adverts), if it runs. */
   vrrpPid(): number | null {
-    return this.child ? liveKeepalived(this.options.files.vrrpPidFile, this.options.files.config) : null;
+    return this.child ? livePid(this.options.files.vrrpPidFile, this.options.files.config) : null;
   }
 
   /** `keepalived -t` on a candidate file: keepalived's own words when it refuses it, else null. */
@@ -85,9 +83,8 @@ export class KeepalivedProcess {
 
   /** Starts keepalived on the config file, or has a running one re-read it; then keeps it running until `stop`. */
   apply(): Promise<void> {
-    return this.serialized(async () => {
-      this.wanted = true;
-      this.cancelRestart();
+    return this.operations.run(async () => {
+      this.restarts.keepRunning();
       if (this.child) this.child.kill('SIGHUP');
       else await this.spawnAndWait();
     });
@@ -95,13 +92,12 @@ export class KeepalivedProcess {
 
   /** SIGTERM: the VRRP child gives the VIP up with a priority-0 advert, so the peer takes over at once. */
   stop(): Promise<void> {
-    return this.serialized(async () => {
-      this.wanted = false;
-      this.cancelRestart();
+    return this.operations.run(async () => {
+      this.restarts.letStop();
       const child = this.child;
       if (!child) return;
       for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-        const exited = this.exitWithin(this.timeoutMs);
+        const exited = this.exitListeners.within(this.timeoutMs);
         child.kill(signal);
         if (await exited) return;
       }
@@ -109,18 +105,12 @@ export class KeepalivedProcess {
     });
   }
 
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(task, task);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
   private async spawnAndWait(): Promise<void> {
     const { files } = this.options;
     // A keepalived of this amphora left by a previous agent (or a VRRP child whose parent was killed) would
     // answer adverts beside the new one; the new one removes the VIPs it finds at startup.
     for (const pidFile of [files.pidFile, files.vrrpPidFile]) {
-      const pid = liveKeepalived(pidFile, files.config);
+      const pid = livePid(pidFile, files.config);
       if (pid) {
         this.options.log.warn(`stopping keepalived ${pid} left running by a previous agent`);
         process.kill(pid, 'SIGKILL');
@@ -129,7 +119,7 @@ export class KeepalivedProcess {
     const args = ['--dont-fork', '--log-console', '--no-syslog', '--vrrp', '--dont-respawn', '-f', files.config, '-p', files.pidFile, '-r', files.vrrpPidFile];
     const child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    this.startedAt = Date.now();
+    this.restarts.spawned();
     const started = this.startedWithin(this.timeoutMs);
     for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => this.onLine(line));
     child.on('exit', (code, signal) => this.onExit(child, signal ?? `code ${code}`));
@@ -160,20 +150,6 @@ export class KeepalivedProcess {
     });
   }
 
-  private exitWithin(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onExit = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.exitListeners.delete(onExit);
-        resolve(false);
-      }, ms);
-      this.exitListeners.add(onExit);
-    });
-  }
-
   private onLine(line: string): void {
     // With --log-console every line starts with keepalived's own timestamp: the agent's log has one.
     const text = line.replace(/^\w{3} \w{3} +\d+ [\d:]+ \d{4}: /, '');
@@ -184,44 +160,9 @@ export class KeepalivedProcess {
   private onExit(child: ChildProcess, how: string): void {
     if (this.child !== child) return;
     this.child = null;
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const listener of listeners) listener();
-    if (!this.wanted) return;
+    this.exitListeners.notify(how);
+    if (!this.restarts.keptRunning) return;
     this.options.log.error(`keepalived ${child.pid} exited unexpectedly (${how}); restarting it`);
-    this.crashesInARow = Date.now() - this.startedAt > STABLE_UPTIME_MS ? 1 : this.crashesInARow + 1;
-    const { initialMs, maxMs } = this.options.restartBackoff ?? { initialMs: 200, maxMs: 10_000 };
-    const delay = Math.min(maxMs, initialMs * 2 ** Math.max(0, this.crashesInARow - 1));
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
-      void this.serialized(async () => {
-        if (!this.wanted || this.child) return;
-        this.restarts++;
-        try {
-          await this.spawnAndWait();
-          this.options.log.info(`keepalived restarted (restart ${this.restarts})`);
-        } catch (e) {
-          // Its exit has scheduled the next attempt already.
-          this.options.log.error(`keepalived restart failed: ${(e as Error).message}`);
-        }
-      });
-    }, delay);
-  }
-
-  private cancelRestart(): void {
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
-  }
-}
-
-/** The pid in `pidFile` if it is a live keepalived on this amphora's config file (not a reused pid). */
-function liveKeepalived(pidFile: string, config: string): number | null {
-  if (!existsSync(pidFile)) return null;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1) return null;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(config) ? pid : null;
-  } catch {
-    return null;
+    this.restarts.schedule();
   }
 }
