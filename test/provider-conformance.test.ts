@@ -42,15 +42,17 @@ async function assertRefused(world: World, base: () => Promise<ProbeBase>, refus
 }
 
 for (const providerWorld of PROVIDER_WORLDS) {
-  describe(`provider conformance: ${providerWorld.provider}`, { skip: providerWorld.missing(), concurrency: 1 }, () => {
+  describe(`provider conformance: ${providerWorld.name}`, { skip: providerWorld.missing(), concurrency: 1 }, () => {
     let world: World;
     const baseLbs: string[] = [];
     let probeBase: Promise<ProbeBase> | undefined;
     let probePort = 40_000;
     // Made once, on the first skip: a provider that refuses nothing needs no probe target.
-    const base = () => (probeBase ??= buildProbeBase(contextFor(world, `conformance probe base (${providerWorld.provider})`, baseLbs)));
+    const base = () => (probeBase ??= buildProbeBase(contextFor(world, `conformance probe base (${providerWorld.name})`, baseLbs)));
 
+    let started = 0;
     before(async () => {
+      started = Date.now();
       world = await providerWorld.start();
     });
     after(async () => {
@@ -59,6 +61,7 @@ for (const providerWorld of PROVIDER_WORLDS) {
         await removeAll(world, baseLbs);
       } finally {
         await world.env.close();
+        console.log(`# provider conformance: ${providerWorld.name}: ${Date.now() - started} ms wall time, set-up and clean-up included`);
       }
     });
 

@@ -128,6 +128,22 @@ export function httpGet(host: string, port: number, path = '/', timeoutMs = 3000
   });
 }
 
+/** One datagram from a new socket (so a new source port); the answer, or '' when none came within `timeoutMs`. */
+export function udpAsk(host: string, port: number, timeoutMs = 1000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    const done = (answer: string) => {
+      clearTimeout(timer);
+      socket.close();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(''), timeoutMs);
+    socket.on('error', () => done(''));
+    socket.on('message', (m) => done(String(m)));
+    socket.send('q', port, host);
+  });
+}
+
 /** The bodies of `count` sequential GETs. */
 export async function collectBodies(host: string, port: number, count: number): Promise<string[]> {
   const bodies: string[] = [];

@@ -25,7 +25,7 @@ import { ipToBigInt, bigIntToIp } from '../../src/domain/net.js';
 
 const HEARTBEAT_SECRET = 'netns-compute-test-'.padEnd(40, 's');
 
-interface After {
+export interface After {
   after(fn: () => Promise<void> | void): void;
 }
 
@@ -133,8 +133,13 @@ export async function tenantBridge<H extends string>(t: After, l: NetnsLab, pref
 /** A tenant bridge with a member namespace answering HTTP on `member`:8080 with "member", and a client namespace at `client`. */
 export async function tenantNetwork(t: After, l: NetnsLab, addresses: { prefixLength: number; member: string; client: string }): Promise<Tenant<'member' | 'client'>> {
   const tenant = await tenantBridge(t, l, addresses.prefixLength, { member: addresses.member, client: addresses.client });
-  await serveIn(t, tenant.ns.member, `require('node:http').createServer((q, s) => s.end('member')).listen(8080, '${addresses.member}', () => console.log('up'))`);
+  await httpEcho(t, tenant.ns.member, 'member', addresses.member, 8080);
   return tenant;
+}
+
+/** An HTTP server in `ns` on `address`:`port` that answers every request with `name`; resolves once it listens. */
+export function httpEcho(t: After, ns: string, name: string, address: string, port: number): Promise<ChildProcess> {
+  return serveIn(t, ns, `require('node:http').createServer((q, s) => s.end('${name}')).listen(${port}, '${address}', () => console.log('up'))`);
 }
 
 /** A UDP server in `ns` on `address`:`port` that answers every datagram with `name`; resolves once it is bound. */

@@ -34,6 +34,8 @@ export const MANAGEMENT_BRIDGE = 'br-mgmt';
 /** The fabric end of the controller's veth. */
 const CONTROLLER_PORT = 'controller';
 const LOOPBACK_V4 = parseCidr('127.0.0.0/8')!;
+/** How long a bridge port may take to forward once its veth is up (the kernel sees carrier changes within a second). */
+const PORT_FORWARDING_MS = 5_000;
 /** The amphora's interface on the VIP network. */
 export const VIP_INTERFACE = 'eth1';
 
@@ -137,8 +139,9 @@ export class BridgeNetwork implements NetworkDriver {
   /**
    * The amphora's base port on the VIP network as its `eth1`: its own address, the VIPs unless they
    * float, and a default route through the subnet's gateway. Plugged anew when a resumed step finds it
-   * plugged: the addresses are those of the rows either way. The link comes up last: the amphora's
-   * namespace announces (arp_notify) the addresses then, so the network learns a failover's new amphora.
+   * plugged: the addresses are those of the rows either way. The amphora's namespace announces
+   * (arp_notify) the addresses once its port forwards, so the network learns a failover's new amphora,
+   * or a new load balancer's amphora on a VIP another held before.
    */
   async plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort> {
     const port = await this.amphoraPorts.ensure(db, plug.amphoraId, plug.subnetId, VRRP_DEVICE_OWNER);
@@ -189,10 +192,28 @@ export class BridgeNetwork implements NetworkDriver {
     if (!netnsExists(netns)) throw new Error(`amphora ${amphoraId} has no network namespace ${netns} to plug its port into: it is not running (compute.driver netns boots it first)`);
     await this.unplugAmphora(fabricEnd);
     await ipBatch(this.fabric, [`link add ${fabricEnd} type veth peer name ${inside} netns ${netns}`]);
-    await addPortSecurity(this.fabric, fabricEnd, { mac: await linkMac(inside, netns), addresses: [port.address, ...allowedPairs] });
+    const mac = await linkMac(inside, netns);
+    await addPortSecurity(this.fabric, fabricEnd, { mac, addresses: [port.address, ...allowedPairs] });
     await ipBatch(this.fabric, [`link set ${fabricEnd} master ${networkBridge(port.subnet.network_id)} up`]);
     await ipBatch(netns, [`address add ${port.address}/${port.subnet.cidrParsed.prefix} dev ${inside}`, ...addresses]);
     await ipBatch(netns, [`link set ${inside} up`, ...routes]);
+    // The announcement at link up goes out before the bridge enables the port (it does once it sees
+    // the veth's carrier) and is lost: neighbours keep the MAC of the address's last holder, the
+    // previous amphora of a reused VIP, for as long as they trust it. Setting the MAC it has makes
+    // the namespace (arp_notify) announce again, through the port forwarding by then.
+    await this.untilForwarding(fabricEnd);
+    await ip('-n', netns, 'link', 'set', 'dev', inside, 'address', mac);
+  }
+
+  private async untilForwarding(fabricEnd: string): Promise<void> {
+    const deadline = Date.now() + PORT_FORWARDING_MS;
+    for (;;) {
+      const [link] = JSON.parse(await ip('-n', this.fabric, '-j', '-d', 'link', 'show', 'dev', fabricEnd)) as Array<{ linkinfo?: { info_slave_data?: { state?: string } } }>;
+      const state = link?.linkinfo?.info_slave_data?.state;
+      if (state === 'forwarding') return;
+      if (Date.now() > deadline) throw new Error(`port ${fabricEnd} of fabric ${this.fabric} is ${state ?? 'in no bridge'}, not forwarding, ${PORT_FORWARDING_MS} ms after it came up: see \`bridge -n ${this.fabric} link\``);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   private async unplugAmphora(fabricEnd: string): Promise<void> {
