@@ -13,7 +13,7 @@ import { amphoraNamespace, netnsPids } from '../../src/linux-net/ip.js';
 import { httpGet, randomPort } from '../../test/support/amphora-fixtures.js';
 import { BRIDGE_HEARTBEAT, startBridgeOstia, type BridgeOstia } from '../../test/support/bridge-ostia.js';
 import { convergedPair, FAULTS, holdsVip, interruption, PROBE_EVERY_MS } from '../../test/support/vip-takeover.js';
-import { ApiClient, createStack, waitSettled, type StackSpec } from './lifecycle-api.js';
+import { ApiClient, createStack, readTrace, traceJobs, traceTime, waitSettled, type StackSpec } from './lifecycle-api.js';
 import { pollUntil, sleep } from './poll.js';
 import { memoryOf, meminfo } from './processes.js';
 import { progress } from './progress.js';
@@ -56,7 +56,7 @@ export interface NetnsFigures {
   pss_per_amphora_kib: Record<Topology, number>;
   amphorae_per_machine_by_memory: number;
   mem_available_kib: number;
-  failover_ms: number[];
+  failover: NetnsFailover[];
   takeover: TakeoverFigures[];
 }
 
@@ -135,17 +135,31 @@ async function pssPerAmphora(l: Lab, lbIds: readonly string[]): Promise<number> 
   return kib / amphorae;
 }
 
+/** Times after the kill of a SINGLE amphora (ms). */
+export interface NetnsFailover {
+  /** The VIP answered again, by the replacement. */
+  restored: number;
+  /** The failover job's first step started. */
+  detected: number;
+  /** The load balancer ACTIVE again, the old amphora retired. */
+  active: number;
+}
+
 /** Every process of the SINGLE amphora's namespace killed → the VIP answered again (by its replacement). */
-async function failoverOnce(l: Lab, lbId: string, vip: string): Promise<number> {
+async function failoverOnce(l: Lab, lbId: string, vip: string): Promise<NetnsFailover> {
   const [old] = await inService(l, lbId);
   if (!old || !(await served(vip, l.port))) throw new Error(`netns load balancer ${lbId} is not serving before the kill`);
+  const killedAt = Date.now();
   const t0 = performance.now();
   for (const pid of netnsPids(amphoraNamespace(l.lab.net.fabric, old))) process.kill(pid, 'SIGKILL');
   const at = await pollUntil(() => served(vip, l.port), FAILOVER_POLL_MS, FAILOVER_BOUND_MS);
   if (at === null) throw new Error(`the VIP ${vip} did not answer within ${FAILOVER_BOUND_MS} ms of killing amphora ${old}`);
   const lb = await waitSettled(l.user, lbId, 100, FAILOVER_BOUND_MS);
+  const active = performance.now() - t0;
   if (lb.provisioning_status !== 'ACTIVE') throw new Error(`netns load balancer ${lbId} went to ${lb.provisioning_status} after the failover`);
-  return at - t0;
+  const job = traceJobs(await readTrace(l.user, lbId)).find((j) => j.operation === 'amphora.failover' && traceTime(j.steps[0]!.started_at) >= killedAt);
+  if (!job) throw new Error(`netns load balancer ${lbId}: no amphora.failover job in the trace after the kill`);
+  return { restored: at - t0, detected: traceTime(job.steps[0]!.started_at) - killedAt, active };
 }
 
 /** `rounds` × the four faults of the MASTER of one ACTIVE_STANDBY load balancer, each after the pair converged. */
@@ -190,13 +204,13 @@ export async function measureNetns(p: NetnsParams, guard: Guard): Promise<NetnsF
     const available = meminfo().availableKiB;
     const running = made.SINGLE.length + 2 * made.ACTIVE_STANDBY.length;
 
-    const failovers: number[] = [];
+    const failovers: NetnsFailover[] = [];
     for (let i = 0; i < p.netnsFailovers; i++) {
       const lb = made.SINGLE[i % made.SINGLE.length]!;
       // A heartbeat of the amphora about to die has been recorded, as in a steady state.
       await sleep(BRIDGE_HEARTBEAT.intervalMs + 500);
       failovers.push(await failoverOnce(l, lb.id, lb.vip));
-      progress(`  SINGLE failover ${i + 1}/${p.netnsFailovers}: VIP served again ${failovers[i]!.toFixed(0)} ms after the kill`);
+      progress(`  SINGLE failover ${i + 1}/${p.netnsFailovers}: VIP served again ${failovers[i]!.restored.toFixed(0)} ms after the kill (failover job started at ${failovers[i]!.detected.toFixed(0)} ms, LB ACTIVE at ${failovers[i]!.active.toFixed(0)} ms)`);
     }
     const pair = made.ACTIVE_STANDBY[0]!;
     progress(`netns: VIP takeover, ${p.takeoverRounds} rounds of the four faults, a new connection every ${PROBE_EVERY_MS} ms`);
@@ -207,7 +221,7 @@ export async function measureNetns(p: NetnsParams, guard: Guard): Promise<NetnsF
       pss_per_amphora_kib: pss,
       mem_available_kib: available,
       amphorae_per_machine_by_memory: running + Math.floor(available / pss.SINGLE),
-      failover_ms: failovers,
+      failover: failovers,
       takeover,
     };
   });
@@ -229,7 +243,8 @@ const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 export function renderNetns(f: NetnsFigures, local: LoopbackBaseline): string[] {
   const c = { SINGLE: median(f.create_ms.SINGLE), ACTIVE_STANDBY: median(f.create_ms.ACTIVE_STANDBY) };
-  const failover = median(f.failover_ms);
+  const failover = median(f.failover.map((x) => x.restored));
+  const runs = (pick: (x: NetnsFailover) => number) => `median ${median(f.failover.map(pick)).toFixed(0)} (${f.failover.map((x) => pick(x).toFixed(0)).join(', ')})`;
   const [fast, slow] = f.takeover;
   const cell = (t: TakeoverFigures | undefined, fault: string) => {
     const x = t?.cases.find((k) => k.fault === fault);
@@ -257,7 +272,9 @@ export function renderNetns(f: NetnsFigures, local: LoopbackBaseline): string[] 
       ['  all faults, median', fast ? fast.median_ms.toFixed(0) : '–', slow ? slow.median_ms.toFixed(0) : '–'],
       ['  ÷ advertisement interval', fast ? ratio(fast.median_ms, fast.advert_interval_ms) : '–', slow ? ratio(slow.median_ms, slow.advert_interval_ms) : '–'],
     ]),
-    `SINGLE failover, every process of the amphora namespace killed → VIP served by its replacement (GET every ${FAILOVER_POLL_MS} ms; target ≤ 5 s): median ${failover.toFixed(0)} ms (${f.failover_ms.map((x) => x.toFixed(0)).join(', ')}), ${ratio(failover, f.heartbeat_timeout_ms)} the heartbeat timeout, ${(failover - f.heartbeat_timeout_ms).toFixed(0)} ms repair beyond it; loopback (b) ${local.failover_median_ms.toFixed(0)} ms at its default timers`,
+    `SINGLE failover, every process of the amphora namespace killed (GET every ${FAILOVER_POLL_MS} ms; target ≤ 5 s), in ms after the kill:`,
+    `  VIP served by the replacement: ${runs((x) => x.restored)}; ${ratio(failover, f.heartbeat_timeout_ms)} the heartbeat timeout, ${(failover - f.heartbeat_timeout_ms).toFixed(0)} ms beyond it; loopback (b): ${local.failover_median_ms.toFixed(0)} ms at its default timers`,
+    `  failover job started: ${runs((x) => x.detected)}; LB ACTIVE again, old amphora retired: ${runs((x) => x.active)}`,
     `memory, PSS of every process in an amphora namespace, idle: SINGLE ${mib(f.pss_per_amphora_kib.SINGLE)} MiB (${ratio(f.pss_per_amphora_kib.SINGLE, local.pss_per_amphora_kib)} a loopback amphora of (c)), ACTIVE_STANDBY ${mib(f.pss_per_amphora_kib.ACTIVE_STANDBY)} MiB per amphora (keepalived included; ${ratio(f.pss_per_amphora_kib.ACTIVE_STANDBY, f.pss_per_amphora_kib.SINGLE)} SINGLE)`,
     `  amphorae per machine by memory: ≈${f.amphorae_per_machine_by_memory} SINGLE ones (the running ones + MemAvailable ${(f.mem_available_kib / 1024 / 1024).toFixed(1)} GiB ÷ ${mib(f.pss_per_amphora_kib.SINGLE)} MiB); CPU, tasks and files as in (c)`,
   ];
