@@ -52,7 +52,7 @@ import {
 import { median, percentile } from './support/stats.js';
 import { grid } from './support/table.js';
 import { measureNetns, renderNetns, type LoopbackBaseline, type NetnsFigures } from './support/netns-lifecycle.js';
-import { unmet } from '../test/support/requirements.js';
+import { lacking } from '../test/support/requirements.js';
 
 const USAGE = `usage: node dist/bench/amphora-lifecycle.js [options]
   --creates N        graph creates per provider for create → ACTIVE (default 10)
@@ -62,7 +62,7 @@ const USAGE = `usage: node dist/bench/amphora-lifecycle.js [options]
   --density N        also start N amphorae at once to check the capacity estimate (default off)
   --netns            also (d): amphorae in network namespaces on bridge networks (root only)
   --netns-creates N  (d) graph creates per topology, SINGLE and ACTIVE_STANDBY (default 3)
-  --netns-failovers F  (d) SINGLE amphora kills (default 3)
+  --netns-failovers F  (d) SINGLE amphora kills (default 2)
   --takeover-rounds R  (d) rounds of the four VIP takeover faults, per advertisement interval (default 3)
   --json             print one JSON document instead of tables
   --help             this text
@@ -145,8 +145,11 @@ async function guarded<T>(what: string, close: () => Promise<void>, body: () => 
   }
 }
 
-/** Why (d) cannot run here (root, namespaces, keepalived, HAProxy, the openstack CLI), or false. */
-const netnsUnmet = (): string | false => unmet('namespaces') || unmet('keepalived') || unmet('haproxy') || unmet('openstack-cli');
+/** Why (d) cannot run here, or null. */
+function netnsSkip(): string | null {
+  const reason = lacking('namespaces') || lacking('keepalived') || lacking('haproxy') || lacking('openstack-cli');
+  return reason ? `${reason}: --netns needs root, iproute2, keepalived, HAProxy and the openstack CLI (npm test as root installs them)` : null;
+}
 
 process.once('SIGINT', () => {
   progress('interrupted: cleaning up');
@@ -987,7 +990,7 @@ const OPTIONS = {
   density: { type: 'string', default: '0' },
   netns: { type: 'boolean', default: false },
   'netns-creates': { type: 'string', default: '3' },
-  'netns-failovers': { type: 'string', default: '3' },
+  'netns-failovers': { type: 'string', default: '2' },
   'takeover-rounds': { type: 'string', default: '3' },
 } as const;
 
@@ -1019,6 +1022,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const netnsSkipped = p.netns ? netnsSkip() : null;
+  if (netnsSkipped) progress(`(d) netns skipped: ${netnsSkipped}`);
   const loadBefore = loadavg()[0]!;
   // First, while nothing of ours runs: the baseline's worker must be idle again before Ostia is measured.
   let octaviaError: string | null = null;
@@ -1054,9 +1059,7 @@ async function main(): Promise<void> {
 
     amphoraDeletes.push(...(await deleteAll(rig.user, idle.map((x) => x.id), 'amphora')));
     const density = p.density ? await measureDensity(rig, p) : null;
-    const netnsSkipped = (p.netns && netnsUnmet()) || null;
-    if (netnsSkipped) progress(`(d) netns skipped: ${netnsSkipped}`);
-    else if (p.netns) progress(`(d) netns amphorae: ${p.netnsCreates} creates per topology, ${p.netnsFailovers} failovers, ${p.takeoverRounds} takeover rounds per interval`);
+    if (p.netns && !netnsSkipped) progress(`(d) netns amphorae: ${p.netnsCreates} creates per topology, ${p.netnsFailovers} failovers, ${p.takeoverRounds} takeover rounds per interval`);
     const netns = p.netns && !netnsSkipped ? await measureNetns(p, guarded) : null;
     // Deletes stop the groups before they answer 404; anything left here is a leak.
     const leftover = processesUnder(rig.amphoraRoot).length;
