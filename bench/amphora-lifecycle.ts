@@ -55,17 +55,17 @@ import { measureNetns, renderNetns, type LoopbackBaseline, type NetnsFigures } f
 import { lacking } from '../test/support/requirements.js';
 
 const USAGE = `usage: node dist/bench/amphora-lifecycle.js [options]
-  --creates N        graph creates per provider for create → ACTIVE (default 10)
-  --amphorae K       idle amphora LBs whose memory and CPU are measured (default 10)
-  --failovers F      amphora kills, one after another on the same LB (default 3)
-  --idle-seconds S   window for the idle CPU measurement (default 10)
-  --density N        also start N amphorae at once to check the capacity estimate (default off)
-  --netns            also (d): amphorae in network namespaces on bridge networks (root only)
-  --netns-creates N  (d) graph creates per topology, SINGLE and ACTIVE_STANDBY (default 3)
-  --netns-failovers F  (d) SINGLE amphora kills (default 2)
-  --takeover-rounds R  (d) rounds of the four VIP takeover faults, per advertisement interval (default 3)
-  --json             print one JSON document instead of tables
-  --help             this text
+  --creates N           graph creates per provider for create → ACTIVE (default 10)
+  --amphorae K          idle amphora LBs whose memory and CPU are measured (default 10)
+  --failovers F         amphora kills, one after another on the same LB (default 3)
+  --idle-seconds S      window for the idle CPU measurement (default 10)
+  --density N           also start N amphorae at once to check the capacity estimate (default off)
+  --netns               also (d): amphorae in network namespaces on bridge networks (root only)
+  --netns-creates N     (d) graph creates per topology, SINGLE and ACTIVE_STANDBY (default 3)
+  --netns-failovers F   (d) SINGLE amphora kills (default 2)
+  --takeover-rounds R   (d) rounds of the four VIP takeover faults, per advertisement interval (default 3)
+  --json                print one JSON document instead of tables
+  --help                this text
 Progress goes to stderr. The Octavia baseline is measured when it answers at OCTAVIA_BASELINE_URL
 (default http://127.0.0.1:$API_PORT, API_PORT 19876).`;
 
