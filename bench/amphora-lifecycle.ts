@@ -22,8 +22,13 @@
  *     and from those how many amphorae this machine could run and which limit binds first. The
  *     amphorae of (a) are reused, and (c) runs before (b) so that they are measured idle.
  * `--density N` then starts N amphorae at once to check the estimate of (c).
+ * (d) `--netns` (root): issue 13's figures on amphorae in network namespaces on bridge networks, each
+ *     against a figure of (a)–(c) or a setting of the same run: create → ACTIVE of SINGLE and
+ *     ACTIVE_STANDBY, VIP takeover for the four faults of a MASTER at VRRP advertisement intervals of
+ *     100 and 1000 ms, SINGLE failover against the heartbeat timeout, memory per amphora. See
+ *     bench/support/netns-lifecycle.ts.
  *
- * Everything stays on 127.0.0.0/8; every wait is bounded; amphorae outlive their controller by
+ * Everything stays on 127.0.0.0/8 (and, for (d), in namespaces and bridges of the bench's own Ostias); every wait is bounded; amphorae outlive their controller by
  * design, so the bench kills what is left of them on exit and on SIGINT.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -45,15 +50,22 @@ import {
   cpuSecondsOfLive, groupMembers, kernelLimits, memoryOf, meminfo, openFilesOf, tasksInUse, threadsOf, type Memory, type ProcInfo,
 } from './support/processes.js';
 import { median, percentile } from './support/stats.js';
+import { grid } from './support/table.js';
+import { measureNetns, renderNetns, type LoopbackBaseline, type NetnsFigures } from './support/netns-lifecycle.js';
+import { lacking } from '../test/support/requirements.js';
 
 const USAGE = `usage: node dist/bench/amphora-lifecycle.js [options]
-  --creates N        graph creates per provider for create → ACTIVE (default 10)
-  --amphorae K       idle amphora LBs whose memory and CPU are measured (default 10)
-  --failovers F      amphora kills, one after another on the same LB (default 3)
-  --idle-seconds S   window for the idle CPU measurement (default 10)
-  --density N        also start N amphorae at once to check the capacity estimate (default off)
-  --json             print one JSON document instead of tables
-  --help             this text
+  --creates N           graph creates per provider for create → ACTIVE (default 10)
+  --amphorae K          idle amphora LBs whose memory and CPU are measured (default 10)
+  --failovers F         amphora kills, one after another on the same LB (default 3)
+  --idle-seconds S      window for the idle CPU measurement (default 10)
+  --density N           also start N amphorae at once to check the capacity estimate (default off)
+  --netns               also (d): amphorae in network namespaces on bridge networks (root only)
+  --netns-creates N     (d) graph creates per topology, SINGLE and ACTIVE_STANDBY (default 3)
+  --netns-failovers F   (d) SINGLE amphora kills (default 2)
+  --takeover-rounds R   (d) rounds of the four VIP takeover faults, per advertisement interval (default 3)
+  --json                print one JSON document instead of tables
+  --help                this text
 Progress goes to stderr. The Octavia baseline is measured when it answers at OCTAVIA_BASELINE_URL
 (default http://127.0.0.1:$API_PORT, API_PORT 19876).`;
 
@@ -77,6 +89,10 @@ interface Params {
   failovers: number;
   idleSeconds: number;
   density: number;
+  netns: boolean;
+  netnsCreates: number;
+  netnsFailovers: number;
+  takeoverRounds: number;
 }
 
 const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
@@ -114,6 +130,25 @@ function cleanUp(): Promise<void> {
     }
   })();
   return cleaning;
+}
+
+/** Runs `body`, then `close`, which the cleanups also run if SIGINT comes first; `close` runs once. */
+async function guarded<T>(what: string, close: () => Promise<void>, body: () => Promise<T>): Promise<T> {
+  let closing: Promise<void> | undefined;
+  const c = { what, run: () => (closing ??= close()) };
+  cleanups.push(c);
+  try {
+    return await body();
+  } finally {
+    await c.run();
+    cleanups.splice(cleanups.indexOf(c), 1);
+  }
+}
+
+/** Why (d) cannot run here, or null. */
+function netnsSkip(): string | null {
+  const reason = lacking('namespaces') || lacking('keepalived') || lacking('haproxy') || lacking('openstack-cli');
+  return reason ? `${reason}: --netns needs root, iproute2, keepalived, HAProxy and the openstack CLI (npm test as root installs them)` : null;
 }
 
 process.once('SIGINT', () => {
@@ -822,17 +857,15 @@ interface Report {
   memory: MemoryFigures;
   failover: FailoverFigures;
   density: DensityFigures | null;
+  netns: NetnsFigures | null;
+  /** Why (d) did not run although --netns asked for it. */
+  netns_skipped: string | null;
   leftover_processes: number;
   notes: string[];
 }
 
 const ms = (v: number | null | undefined, digits = 0) => (v === null || v === undefined || Number.isNaN(v) ? '–' : v.toFixed(digits));
 const mib = (kib: number) => (kib / 1024).toFixed(1);
-
-function grid(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
-  return rows.map((r) => r.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('   ').trimEnd()).join('\n');
-}
 
 const part = (list: readonly StepTime[], step: string) => list.filter((s) => s.step === step).reduce((sum, s) => sum + s.ms, 0);
 
@@ -927,9 +960,14 @@ function renderDensity(d: DensityFigures, m: MemoryFigures): string[] {
   ];
 }
 
+function loopbackBaseline(r: Report): LoopbackBaseline {
+  return { amphora_create_median_ms: r.create.amphora.create_to_active.median, pss_per_amphora_kib: r.memory.per_amphora.total.pssKiB, failover_median_ms: r.failover.restored.median };
+}
+
 function render(r: Report): string {
-  const sections = [renderCreate(r), renderFailover(r.failover), renderMemory(r.memory), ...(r.density ? [renderDensity(r.density, r.memory)] : [])];
+  const sections = [renderCreate(r), renderFailover(r.failover), renderMemory(r.memory), ...(r.density ? [renderDensity(r.density, r.memory)] : []), ...(r.netns ? [renderNetns(r.netns, loopbackBaseline(r))] : [])];
   const tail = [
+    ...(r.netns_skipped ? [`(d) netns skipped: ${r.netns_skipped}`] : []),
     `Processes left under the amphorae directory after the deletes: ${r.leftover_processes}.`,
     ...r.notes,
     `Load average (1 min): ${r.machine.load_average_1m.before.toFixed(2)} before, ${r.machine.load_average_1m.after.toFixed(2)} after, on ${r.machine.cores} cores; the machine is shared, compare within one run.`,
@@ -950,6 +988,10 @@ const OPTIONS = {
   failovers: { type: 'string', default: '3' },
   'idle-seconds': { type: 'string', default: '10' },
   density: { type: 'string', default: '0' },
+  netns: { type: 'boolean', default: false },
+  'netns-creates': { type: 'string', default: '3' },
+  'netns-failovers': { type: 'string', default: '2' },
+  'takeover-rounds': { type: 'string', default: '3' },
 } as const;
 
 function params(): { p: Params; json: boolean; help: boolean } {
@@ -959,8 +1001,18 @@ function params(): { p: Params; json: boolean; help: boolean } {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const p: Params = { creates: Number(values.creates), amphorae: Number(values.amphorae), failovers: Number(values.failovers), idleSeconds: Number(values['idle-seconds']), density: Number(values.density) };
-  for (const [k, v] of Object.entries(p)) if (!Number.isInteger(v) || v < (k === 'density' ? 0 : 1)) throw new UsageError(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a whole number${k === 'density' ? '' : ' ≥ 1'}`);
+  const counts = {
+    creates: Number(values.creates),
+    amphorae: Number(values.amphorae),
+    failovers: Number(values.failovers),
+    idleSeconds: Number(values['idle-seconds']),
+    density: Number(values.density),
+    netnsCreates: Number(values['netns-creates']),
+    netnsFailovers: Number(values['netns-failovers']),
+    takeoverRounds: Number(values['takeover-rounds']),
+  };
+  const p: Params = { ...counts, netns: values.netns };
+  for (const [k, v] of Object.entries(counts)) if (!Number.isInteger(v) || v < (k === 'density' ? 0 : 1)) throw new UsageError(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a whole number${k === 'density' ? '' : ' ≥ 1'}`);
   return { p, json: values.json, help: values.help };
 }
 
@@ -970,6 +1022,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const netnsSkipped = p.netns ? netnsSkip() : null;
+  if (netnsSkipped) progress(`(d) netns skipped: ${netnsSkipped}`);
   const loadBefore = loadavg()[0]!;
   // First, while nothing of ours runs: the baseline's worker must be idle again before Ostia is measured.
   let octaviaError: string | null = null;
@@ -1005,6 +1059,8 @@ async function main(): Promise<void> {
 
     amphoraDeletes.push(...(await deleteAll(rig.user, idle.map((x) => x.id), 'amphora')));
     const density = p.density ? await measureDensity(rig, p) : null;
+    if (p.netns && !netnsSkipped) progress(`(d) netns amphorae: ${p.netnsCreates} creates per topology, ${p.netnsFailovers} failovers, ${p.takeoverRounds} takeover rounds per interval`);
+    const netns = p.netns && !netnsSkipped ? await measureNetns(p, guarded) : null;
     // Deletes stop the groups before they answer 404; anything left here is a leak.
     const leftover = processesUnder(rig.amphoraRoot).length;
 
@@ -1025,6 +1081,8 @@ async function main(): Promise<void> {
       memory,
       failover,
       density,
+      netns,
+      netns_skipped: netnsSkipped,
       leftover_processes: leftover,
       octavia_note: octaviaNote(octavia, octaviaError, amphoraFigures, noopFigures),
       notes: [`Ostia ${rig.ostia.url}, data dir ${rig.ostia.dataDir} (removed at the end).`],

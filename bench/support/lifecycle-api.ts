@@ -77,6 +77,8 @@ export interface StackSpec {
   memberSubnetId: string;
   listenerPort: number;
   members: ReadonlyArray<{ address: string; port: number }>;
+  /** A flavor of the load balancer (ACTIVE_STANDBY is one); the provider's default topology without. */
+  flavorId?: string;
 }
 
 /** LB, HTTP listener, named pool (a graph create requires the name), the members, an HTTP monitor. */
@@ -86,6 +88,7 @@ export function graphBody(name: string, s: StackSpec): unknown {
       name,
       vip_subnet_id: s.vipSubnetId,
       provider: s.provider,
+      ...(s.flavorId ? { flavor_id: s.flavorId } : {}),
       listeners: [
         {
           name: `${name}-http`,

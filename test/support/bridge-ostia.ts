@@ -29,6 +29,9 @@ export interface BridgeOstia {
   close(): Promise<void>;
 }
 
+/** The heartbeat timers of these Ostias: short, so that a failover test waits seconds, not tens of them. */
+export const BRIDGE_HEARTBEAT = { intervalMs: 500, timeoutMs: 2000 } as const;
+
 export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOstia> {
   // Short: HAProxy's sockets live under it (at most 31 characters).
   const dataDir = mkdtempSync('/tmp/ostia-br-');
@@ -40,7 +43,7 @@ export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOs
         compute: { driver: 'netns' },
         network: { driver: 'bridge' },
         // The bridge defaults the data directory chooses (writeAmphoraConfig's loopback ones would be refused).
-        amphora: { managementNetwork, healthListen: `${controllerAddress}:5555`, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 },
+        amphora: { managementNetwork, healthListen: `${controllerAddress}:5555`, heartbeatIntervalMs: BRIDGE_HEARTBEAT.intervalMs, heartbeatTimeoutMs: BRIDGE_HEARTBEAT.timeoutMs },
       },
       overrides,
     ) as object,

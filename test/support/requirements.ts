@@ -116,6 +116,9 @@ function remedy(r: Requirement): string {
   return r.enable ? `${install}; ${r.enable}` : install;
 }
 
+/** What a requirement lacks here, or false, without the tests' remedy: for the benches, which say their own. */
+export const lacking = (name: RequirementName): string | false => REQUIREMENTS[name].check();
+
 /** Why the tests gated by a requirement cannot run here, or false; throws under --require-all. */
 export function unmet(name: RequirementName): string | false {
   const r: Requirement = REQUIREMENTS[name];
