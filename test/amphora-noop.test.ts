@@ -99,9 +99,10 @@ describe('compute.driver noop through the openstack CLI', { skip: unmet('opensta
     await waitActive(cli, ADMIN, String(lb.id));
     const [backup2, master2, ...others] = await amphorae(lb);
     assert.equal(others.length, 0);
-    assert.equal(backup2!.id, backup!.id);
-    assert.notEqual(master2!.id, master!.id);
-    assert.deepEqual([master2!.role, master2!.status], ['MASTER', 'ALLOCATED']);
+    // The failed MASTER is rebuilt as a BACKUP; the survivor, which keepalived gives the VIP, is the MASTER.
+    assert.equal(master2!.id, backup!.id);
+    assert.ok(backup2!.id !== master!.id && backup2!.id !== backup!.id);
+    assert.deepEqual([master2!.role, master2!.status, backup2!.role, backup2!.status], ['MASTER', 'ALLOCATED', 'BACKUP', 'ALLOCATED']);
   });
 
   it('started no agent and no HAProxy, and a cascade delete removes the amphorae', { timeout: 180_000 }, async () => {
