@@ -48,14 +48,19 @@ export async function ensureNetns(name: string): Promise<void> {
   await ip('-n', name, 'link', 'set', 'lo', 'up');
 }
 
+/** Which namespace of that name this is (its inode), null when there is none: a namespace made anew under the same name is another. */
+export function namespaceIdentity(name: string): number | null {
+  try {
+    return statSync(`/run/netns/${name}`).ino;
+  } catch {
+    return null;
+  }
+}
+
 /** The processes whose network namespace it is (none when it does not exist), as `ip netns pids` finds them, without starting `ip`. */
 export function netnsPids(name: string): number[] {
-  let inode: number;
-  try {
-    inode = statSync(`/run/netns/${name}`).ino;
-  } catch {
-    return [];
-  }
+  const inode = namespaceIdentity(name);
+  if (inode === null) return [];
   const link = `net:[${inode}]`;
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))

@@ -4,7 +4,8 @@
  * clients on the public one. `close` deletes what the test built (load balancers first, then namespaces,
  * the Ostia and its fabric).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { bridgeManagementNetwork, bridgeTenantNetworks, deepMerge, MEMBER_NETWORK_ID, VIP_NETWORK_ID } from '../../src/config.js';
@@ -14,6 +15,8 @@ import { BridgeNetwork } from '../../src/network/bridge-network/bridge-network.j
 import { writeAmphoraConfig } from './amphora-config.js';
 import { OpenstackCli } from './openstack-cli.js';
 import { startOstia, type OstiaProcess } from './ostia-process.js';
+
+const execFileAsync = promisify(execFile);
 
 export interface BridgeOstia {
   ostia: OstiaProcess;
@@ -100,13 +103,7 @@ export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOs
   };
 }
 
-function run(file: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')}: exit ${code}: ${err}`))));
-  });
+/** Its error's message carries the command and what it wrote on stderr. */
+async function run(file: string, args: string[]): Promise<string> {
+  return (await execFileAsync(file, args, { timeout: 15_000 })).stdout;
 }

@@ -45,6 +45,11 @@ export class AmphoraPorts {
     }
   }
 
+  /** Whether the amphora holds a port of this kind. */
+  async isPlugged(db: Kysely<Database>, amphoraId: string, owner: typeof VRRP_DEVICE_OWNER | typeof MEMBER_DEVICE_OWNER): Promise<boolean> {
+    return (await db.selectFrom('port').select('id').where('device_owner', '=', owner).where('device_id', '=', amphoraId).executeTakeFirst()) !== undefined;
+  }
+
   /** The member-network ports the amphora holds, by subnet. */
   async memberPorts(db: Kysely<Database>, amphoraId: string): Promise<AmphoraPort[]> {
     const rows = await db.selectFrom('port').select(['id', 'subnet_id', 'ip_address']).where('device_owner', '=', MEMBER_DEVICE_OWNER).where('device_id', '=', amphoraId).execute();

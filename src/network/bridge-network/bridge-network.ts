@@ -21,12 +21,13 @@ import type { Kysely, Transaction } from 'kysely';
 import { dataDirTag } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, parseHostPort } from '../../domain/net.js';
-import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
+import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespaceIdentity, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
 import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
 import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
 import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
-import { applyAmphoraFirewall } from './security-groups.js';
+import { renderAmphoraFirewall } from './security-groups.js';
+import { nftApply } from '../../linux-net/nft.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
 
 
@@ -57,6 +58,8 @@ export class BridgeNetwork implements NetworkDriver {
   private readonly tag: string;
   private readonly ports: ManagementPorts;
   private readonly amphoraPorts: AmphoraPorts;
+  /** The security group last written into each amphora's namespace, and which namespace that was. */
+  private readonly firewalls = new Map<string, { namespace: number | null; script: string }>();
 
   constructor(
     dataDir: string,
@@ -223,21 +226,33 @@ export class BridgeNetwork implements NetworkDriver {
 
   /**
    * The amphora's security group (./security-groups.ts) on its management port, its base port (when
-   * plugged) and its member-network ports.
+   * plugged) and its member-network ports. Every configuration push asks for it, a member change as
+   * much as a new listener: the rules are written only when they differ from those last written into
+   * this very namespace (a rebooted amphora's is a new one, with no table).
    */
   async updateSecurityGroup(db: Kysely<Database>, amphoraId: string, group: SecurityGroup): Promise<void> {
     const netns = amphoraNamespace(this.fabric, amphoraId);
-    const plugged = await db.selectFrom('port').select('id').where('device_owner', '=', VRRP_DEVICE_OWNER).where('device_id', '=', amphoraId).executeTakeFirst();
-    const peersOnly = (protocol: 'tcp', port: number) => ({ protocol, port, allowedCidrs: group.peers.map((p) => `${p}/${ipVersion(p) === 6 ? 128 : 32}`) });
-    await applyAmphoraFirewall(netns, {
-      management: { iface: MANAGEMENT_INTERFACE, controller: this.controllerAddress, agentPort: group.agentPort, heartbeatTargets: group.heartbeatTargets.map((t) => {
-        const { host, port } = parseHostPort(t, 'amphora.healthListen');
-        return { address: host, port };
-      }) },
-      vip: plugged ? { iface: VIP_INTERFACE, listeners: [...group.listeners, ...(group.peers.length ? [peersOnly('tcp', group.peersPort)] : [])], vrrpPeers: group.peers } : null,
-      members: (await this.amphoraPorts.memberPorts(db, amphoraId)).map((p) => ({ iface: memberInterface(p.subnet.network_id) })),
+    const [plugged, memberPorts] = await Promise.all([this.amphoraPorts.isPlugged(db, amphoraId, VRRP_DEVICE_OWNER), this.amphoraPorts.memberPorts(db, amphoraId)]);
+    const peersPort = { protocol: 'tcp' as const, port: group.peersPort, allowedCidrs: group.peers.map((p) => `${p}/${ipVersion(p) === 6 ? 128 : 32}`) };
+    const script = renderAmphoraFirewall({
+      management: {
+        iface: MANAGEMENT_INTERFACE,
+        controller: this.controllerAddress,
+        agentPort: group.agentPort,
+        heartbeatTargets: group.heartbeatTargets.map((t) => {
+          const { host, port } = parseHostPort(t, 'amphora.healthListen');
+          return { address: host, port };
+        }),
+      },
+      vip: plugged ? { iface: VIP_INTERFACE, listeners: [...group.listeners, ...(group.peers.length ? [peersPort] : [])], vrrpPeers: group.peers } : null,
+      members: memberPorts.map((p) => ({ iface: memberInterface(p.subnet.network_id) })),
       controlPlane: this.legAddresses,
     });
+    const namespace = namespaceIdentity(netns);
+    const last = this.firewalls.get(amphoraId);
+    if (last && last.namespace === namespace && last.script === script) return;
+    await nftApply(netns, script);
+    this.firewalls.set(amphoraId, { namespace, script });
   }
 
   private legName(networkId: string): string {

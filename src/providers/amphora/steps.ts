@@ -380,10 +380,8 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
 export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair }: Awaited<ReturnType<PushTargets>>): Promise<void> {
   const version = await nextConfigVersion(ctx);
   const vipSubnetId = deps.dataPlane ? (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).subnetId : null;
-  // Read again: plug-vip gave the amphorae of this job their base ports after the targets were listed.
-  const fresh = await ctx.db.kysely.selectFrom('amphora').selectAll().where('id', 'in', pair.map((a) => a.id)).execute();
   for (const amp of push) {
-    const vrrp = vrrpConfig(amp.id, fresh, deps.settings);
+    const vrrp = vrrpConfig(amp.id, pair, deps.settings);
     const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
     try {
       if (vipSubnetId) {
