@@ -99,3 +99,14 @@ test('network.allowControlPlaneMembers is off by default, a boolean, and the mem
   assert.throws(() => over({ network: { reservedMemberAddresses: ['metadata'] } }), /network\.reservedMemberAddresses\[0\] 'metadata' is not an IP address/);
   assert.throws(() => over({ amphora: { managementNetwork: { cidr: '127.80.0.0' } } }), /amphora\.managementNetwork\.cidr '127\.80\.0\.0' is not a CIDR/);
 });
+
+test("a security group rule Neutron would refuse fails at start, naming the group and the rule", () => {
+  const withRule = (rule: object) => validateConfig(deepMerge(defaultConfig('/tmp/x'), { network: { securityGroups: [{ id: 'g', name: 'web', rules: [rule] }] } }));
+  const base = { direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 80, port_range_max: 80, remote_ip_prefix: '10.0.0.0/8' };
+  assert.equal(withRule(base).network.securityGroups[0]!.rules!.length, 1);
+  assert.throws(() => withRule({ ...base, remote_ip_prefix: 'fd00::/8' }), /network\.securityGroups\[0\]\.rules\[0\] \(group web\): remote_ip_prefix 'fd00::\/8' is not of ethertype IPv4/);
+  assert.throws(() => withRule({ ...base, protocol: 'icmp' }), /port ranges apply to tcp, udp and sctp only/);
+  assert.throws(() => withRule({ ...base, port_range_max: null }), /go together/);
+  assert.throws(() => withRule({ ...base, port_range_min: 90 }), /port_range_min 90 is above port_range_max 80/);
+  assert.throws(() => withRule({ ...base, protocol: 'gre' }), /\/network\/securityGroups\/0\/rules\/0\/protocol/);
+});

@@ -15,6 +15,7 @@ import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
 import { HEARTBEAT_MIN_INTERVAL_MS, VRRP_ADVERT_INTERVAL_MS } from './domain/amphora-config.js';
 import { namespacesUnavailable } from './linux-net/ip.js';
+import { SECURITY_GROUP_DIRECTIONS, SECURITY_GROUP_ETHERTYPES, SECURITY_GROUP_PROTOCOLS, securityGroupRuleProblem } from './domain/security-group-rule.js';
 
 /** Config objects refuse unknown keys, so a misspelt key fails at start instead of being ignored. */
 const Closed = <T extends TProperties>(props: T) => Type.Object(props, { additionalProperties: false });
@@ -34,6 +35,23 @@ const Network = Closed({
   /** Projects that may use it; empty = shared with every project. */
   projects: Type.Array(Type.String()),
   subnets: Type.Array(Subnet),
+});
+
+/** A rule of a configured security group, in Neutron's fields (src/domain/security-group-rule.ts). */
+const SecurityGroupRuleSchema = Closed({
+  direction: Type.Union(SECURITY_GROUP_DIRECTIONS.map((d) => Type.Literal(d))),
+  ethertype: Type.Union(SECURITY_GROUP_ETHERTYPES.map((e) => Type.Literal(e))),
+  protocol: Type.Union([...SECURITY_GROUP_PROTOCOLS.map((p) => Type.Literal(p)), Type.Null()]),
+  port_range_min: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()]),
+  port_range_max: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()]),
+  remote_ip_prefix: Type.Union([Type.String(), Type.Null()]),
+});
+
+const SecurityGroup = Closed({
+  id: Type.String(),
+  name: Type.String(),
+  /** What a VIP port with the group (a load balancer's vip_sg_ids) admits: its ingress rules; none: nothing. */
+  rules: Type.Optional(Type.Array(SecurityGroupRuleSchema)),
 });
 
 const Project = Closed({ id: Type.String(), name: Type.String(), description: Type.String() });
@@ -99,7 +117,7 @@ const ConfigSchema = Closed({
     driver: Type.Union([Type.Literal('catalog'), Type.Literal('bridge'), Type.Literal('noop')]),
     networks: Type.Array(Network),
     qosPolicies: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
-    securityGroups: Type.Array(Closed({ id: Type.String(), name: Type.String() })),
+    securityGroups: Type.Array(SecurityGroup),
     reservedMemberAddresses: Type.Array(Type.String()),
     /**
      * Labs only: members may be addresses of the control plane (the management network, the API's
@@ -289,7 +307,14 @@ export function defaultConfig(dataDir: string): Config {
         },
       ],
       qosPolicies: [{ id: '5d4e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f70', name: 'default-qos' }],
-      securityGroups: [{ id: '6e5f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a81', name: 'default' }],
+      // Neutron's default group, but its ingress from the group's own ports, which no client of a VIP is.
+      securityGroups: [
+        {
+          id: '6e5f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a81',
+          name: 'default',
+          rules: SECURITY_GROUP_ETHERTYPES.map((ethertype) => ({ direction: 'egress', ethertype, protocol: null, port_range_min: null, port_range_max: null, remote_ip_prefix: null })),
+        },
+      ],
       reservedMemberAddresses: ['169.254.169.254'],
       allowControlPlaneMembers: false,
     },
@@ -407,6 +432,7 @@ export function validateConfig(candidate: unknown): Config {
   checkKeyManager(config);
   checkOvn(config);
   checkNetworkDriver(config);
+  checkSecurityGroups(config);
   const bridged = withBridgeDefaults(config);
   checkNamespaceDrivers(bridged);
   checkMemberAddressSettings(bridged);
@@ -470,6 +496,15 @@ export function checkNamespaceDrivers(config: Pick<Config, 'compute' | 'network'
   if (!netns) return;
   const why = namespacesUnavailable(uid);
   if (why) throw new ConfigError(`compute.driver netns and network.driver bridge cannot run here: ${why}. Run Ostia as root, or use compute.driver local and network.driver catalog`);
+}
+
+/** A rule Neutron would refuse fails at start, not when a load balancer first uses its group. */
+function checkSecurityGroups(config: Config): void {
+  for (const [g, group] of config.network.securityGroups.entries())
+    for (const [r, rule] of (group.rules ?? []).entries()) {
+      const problem = securityGroupRuleProblem(rule);
+      if (problem) throw new ConfigError(`network.securityGroups[${g}].rules[${r}] (group ${group.name}): ${problem}`);
+    }
 }
 
 /** The member address rule (src/domain/rules/member-address.ts) judges by these; a typo would silently let addresses through. */

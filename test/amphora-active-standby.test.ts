@@ -14,7 +14,7 @@ import { unmet } from './support/requirements.js';
 import { eventually, httpGet, randomPort } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
 import { startBridgeOstia, type BridgeOstia } from './support/bridge-ostia.js';
-import { convergedPair, FAULTS, holdsVip, interruption, type Fault } from './support/vip-takeover.js';
+import { convergedPair, failuresDuring, FAULTS, holdsVip, interruption, type Fault } from './support/vip-takeover.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -114,5 +114,20 @@ describe('ACTIVE_STANDBY load balancer on netns amphorae, through the openstack 
     const pair = await inService(lbId);
     assert.ok(!pair.includes(active), 'the dead amphora is replaced');
     assert.equal((await show(ADMIN, ['loadbalancer', 'amphora', 'show', standby])).role, 'MASTER', 'the survivor is the MASTER');
+  });
+
+  it('(e) a load balancer failover replaces the standby, then the active: the VIP keeps answering', { timeout: 400_000 }, async () => {
+    const { lbId, vip, active, standby } = await converged();
+    const seen = await failuresDuring(vip, listenerPort, () => lab.cli.ok(ADMIN, ['loadbalancer', 'failover', '--wait', lbId]).then(() => undefined), 300_000);
+    console.log(`# ACTIVE_STANDBY (e) load balancer failover: ${seen.failed} of ${seen.connections} connections failed, ${seen.interruptionMs} ms without answers`);
+    const after = await converged();
+    const pair = await inService(lbId);
+    assert.ok(!pair.includes(active) && !pair.includes(standby), `both amphorae replaced: ${pair.join(', ')}`);
+    assert.ok(seen.connections > 10, 'the client kept connecting through the failover');
+    // keepalived moves the VIP once, when the old active goes: a failover that rebuilt both at once would leave a longer gap.
+    assert.ok(seen.interruptionMs < 5_000, `${seen.interruptionMs} ms without answers`);
+    const roles = await Promise.all(pair.map(async (id) => [(await show(ADMIN, ['loadbalancer', 'amphora', 'show', id])).role, id]));
+    assert.equal(roles.find(([role]) => role === 'MASTER')?.[1], after.active, 'the MASTER holds the VIP');
+    await tookOver(vip, after.active);
   });
 });

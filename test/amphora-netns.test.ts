@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { bridgeManagementNetwork, bridgeTenantNetworks } from '../src/config.js';
+import { bridgeManagementNetwork, bridgeTenantNetworks, defaultConfig } from '../src/config.js';
 import { IP, netnsExists, netnsPids } from '../src/linux-net/ip.js';
 import { unmet } from './support/requirements.js';
 import { collectBodies, eventually, httpGet, randomPort } from './support/amphora-fixtures.js';
@@ -24,6 +24,9 @@ type Obj = Record<string, unknown>;
 describe('amphorae in namespaces on bridge networks, through the openstack CLI', { skip: unmet('namespaces') || unmet('openstack-cli') || unmet('haproxy'), concurrency: 1 }, () => {
   let lab: BridgeOstia;
   const listenerPort = randomPort();
+  /** The port the configured security group `web-only` opens, to the public network's addresses .64 to .127. */
+  const groupPort = randomPort();
+  const WEB_ONLY = '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d';
   const show = (cloud: string, args: string[]) => lab.cli.json<Obj>(cloud, args);
   const amphorae = async (lbId: string) => (await lab.cli.json<Obj[]>(ADMIN, ['loadbalancer', 'amphora', 'list', '--loadbalancer', lbId])).filter((a) => a.status === 'ALLOCATED');
 
@@ -39,7 +42,11 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
   });
 
   before(async () => {
-    lab = await startBridgeOstia();
+    lab = await startBridgeOstia((dataDir: string) => {
+      const publicPrefix = bridgeTenantNetworks(dataDir)[0]!.subnets[0]!.cidr.replace(/\.0\/24$/, '');
+      const rule = { direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: groupPort, port_range_max: groupPort, remote_ip_prefix: `${publicPrefix}.64/26` };
+      return { network: { securityGroups: [...defaultConfig(dataDir).network.securityGroups, { id: WEB_ONLY, name: 'web-only', rules: [rule] }] } };
+    });
   });
   after(async () => {
     await lab?.close();
@@ -110,6 +117,37 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
       assert.notEqual(res.code, 0, `member ${address} refused`);
       assert.match(res.stderr, /is not allowed/);
     }
+  });
+
+  it("applies the load balancer's own security groups (vip_sg_ids) instead of its listeners' rules, and its listeners' again when they are removed", { timeout: 240_000 }, async () => {
+    const token = await lab.ostia.token(DEMO);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${lab.ostia.url}${path}`, { method, headers: { 'x-auth-token': token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+      return text ? (JSON.parse(text) as Record<string, Obj>) : {};
+    };
+    const shown = (id: string) => show(DEMO, ['loadbalancer', 'show', id]);
+    const settled = async (id: string) => eventually(async () => ((await shown(id)).provisioning_status === 'ACTIVE' ? true : undefined), 'the load balancer ACTIVE', 120_000, 300);
+    const subnet = await lab.ostia.subnetId('public-subnet');
+    const member = lab.address('private', 202);
+    await lab.host('sg-web', 'private', member, true);
+    const lb = (await api('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { name: 'sg', vip_subnet_id: subnet, vip_sg_ids: [WEB_ONLY] } })).loadbalancer!;
+    const lbId = String(lb.id);
+    await settled(lbId);
+    const listener = await show(DEMO, ['loadbalancer', 'listener', 'create', lbId, '--protocol', 'HTTP', '--protocol-port', String(groupPort), '--wait']);
+    const pool = await show(DEMO, ['loadbalancer', 'pool', 'create', '--listener', String(listener.id), '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--wait']);
+    await show(DEMO, ['loadbalancer', 'member', 'create', String(pool.id), '--subnet-id', 'private-subnet', '--address', member, '--protocol-port', '8000', '--wait']);
+    assert.deepEqual((await api('GET', `/v2/lbaas/loadbalancers/${lbId}`)).loadbalancer!.vip_sg_ids, [WEB_ONLY]);
+    const curl = (ns: string) => lab.run(IP, ['netns', 'exec', ns, 'curl', '-sS', '--connect-timeout', '2', `http://${String(lb.vip_address)}:${groupPort}/`]);
+    const inGroup = await lab.host('sg-in', 'public', lab.address('public', 70));
+    const outOfGroup = await lab.host('sg-out', 'public', lab.address('public', 140));
+    assert.equal(await curl(inGroup), 'sg-web', 'the group admits its prefix');
+    await assert.rejects(curl(outOfGroup), /Connection timed out|Timeout was reached/, "the listener's own rule (any source) is not written beside the group's");
+    await api('PUT', `/v2/lbaas/loadbalancers/${lbId}`, { loadbalancer: { vip_sg_ids: [] } });
+    await settled(lbId);
+    assert.equal(await curl(outOfGroup), 'sg-web', "without groups of its own, the listener's rule admits everyone");
+    await lab.cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', lbId]);
   });
 
   it('replaces a SINGLE amphora whose processes died, and the VIP serves again from the new one', { timeout: 240_000 }, async () => {

@@ -2,6 +2,7 @@
  * The Neutron look-ups real clients make before `loadbalancer create`
  * (`GET /v2.0/subnets?id=…` and friends), answered by the network service (catalog or noop).
  */
+import { nameBasedUuid } from '../domain/ids.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from './context.js';
 import { canSeeAllProjects } from '../identity/policy.js';
@@ -78,7 +79,11 @@ export const networkRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) 
   app.get('/security-groups', async (req) => ({
     security_groups: network
       .listSecurityGroups(askedIds(req.query as Query))
-      .map((g) => ({ id: g.id, name: g.name, project_id: req.ctx.projectId ?? '', tenant_id: req.ctx.projectId ?? '', security_group_rules: [], tags: [] }))
+      .map((g) => ({
+        id: g.id, name: g.name, project_id: req.ctx.projectId ?? '', tenant_id: req.ctx.projectId ?? '',
+        security_group_rules: (g.rules ?? []).map((rule, i) => ({ id: nameBasedUuid(`ostia:security-group-rule:${g.id}:${i}`), security_group_id: g.id, remote_group_id: null, ...rule })),
+        tags: [],
+      }))
       .filter((g) => matches(g, req.query as Query)),
   }));
 };

@@ -35,6 +35,11 @@ export interface BasePort {
  */
 export interface SecurityGroup {
   listeners: Array<{ protocol: 'tcp' | 'udp' | 'sctp'; port: number; allowedCidrs: string[] }>;
+  /**
+   * The load balancer's `vip_sg_ids`: when any, their ingress rules, not the listeners, say what reaches the
+   * VIP port (Octavia then writes no listener rule into its own group, only the pair's).
+   */
+  vipSecurityGroups: string[];
   /** The base addresses of the other amphorae of an ACTIVE_STANDBY pair. */
   peers: string[];
   peersPort: number;

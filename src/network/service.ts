@@ -4,6 +4,7 @@
  * look-ups clients make first. `catalog` knows the configured networks only; `noop`
  * (noop-network/noop-network.ts) pretends any UUID exists, as Octavia's network_noop_driver does.
  */
+import type { SecurityGroupRule } from '../domain/security-group-rule.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { NetworkCatalog, type AllocatedPort, type PortRequest, type SubnetDef } from './catalog.js';
@@ -21,6 +22,11 @@ export interface NetworkInfo {
 export interface NamedResource {
   id: string;
   name: string;
+}
+
+/** A security group with the rules it enforces on the ports it is put on (none for the noop driver's). */
+export interface SecurityGroupResource extends NamedResource {
+  rules?: SecurityGroupRule[];
 }
 
 /** A port a VIP may take; `ip_address` null means it holds no address yet and is created on allocation. */
@@ -45,7 +51,7 @@ export interface NetworkService {
   /** The subnet of `networkId` a VIP goes on: one of `version` when the address is given, else IPv4 first, as Octavia prefers. */
   pickSubnet(db: Kysely<Database>, networkId: string, version?: 4 | 6): Promise<SubnetDef | undefined>;
   qosPolicy(id: string): NamedResource | undefined;
-  securityGroup(id: string): NamedResource | undefined;
+  securityGroup(id: string): SecurityGroupResource | undefined;
   port(db: Kysely<Database>, id: string): Promise<PortInfo | undefined>;
   /** Reserves the address in the caller's transaction, so a failed request leaves no port behind. */
   allocatePort(trx: Transaction<Database>, req: PortRequest): Promise<AllocatedPort>;
@@ -55,7 +61,7 @@ export interface NetworkService {
   /** Ports the look-up offers besides the stored ones (the ids no row holds yet). */
   unstoredPorts(db: Kysely<Database>, ids: readonly string[]): Promise<PortInfo[]>;
   listQosPolicies(ids: readonly string[]): NamedResource[];
-  listSecurityGroups(ids: readonly string[]): NamedResource[];
+  listSecurityGroups(ids: readonly string[]): SecurityGroupResource[];
 }
 
 /** The configured networks, as the API sees them. */

@@ -35,7 +35,8 @@ export interface BridgeOstia {
 /** The heartbeat timers of these Ostias: short, so that a failover test waits seconds, not tens of them. */
 export const BRIDGE_HEARTBEAT = { intervalMs: 500, timeoutMs: 2000 } as const;
 
-export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOstia> {
+/** `overrides` of the config, or a function of the data directory giving them (its bridge networks' addresses depend on it). */
+export async function startBridgeOstia(overrides: object | ((dataDir: string) => object) = {}): Promise<BridgeOstia> {
   // Short: HAProxy's sockets live under it (at most 31 characters).
   const dataDir = mkdtempSync('/tmp/ostia-br-');
   const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
@@ -48,7 +49,7 @@ export async function startBridgeOstia(overrides: object = {}): Promise<BridgeOs
         // The bridge defaults the data directory chooses (writeAmphoraConfig's loopback ones would be refused).
         amphora: { managementNetwork, healthListen: `${controllerAddress}:5555`, heartbeatIntervalMs: BRIDGE_HEARTBEAT.intervalMs, heartbeatTimeoutMs: BRIDGE_HEARTBEAT.timeoutMs },
       },
-      overrides,
+      typeof overrides === 'function' ? overrides(dataDir) : overrides,
     ) as object,
   );
   let ostia: OstiaProcess;

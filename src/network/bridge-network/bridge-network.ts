@@ -26,7 +26,8 @@ import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
 import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
 import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
-import { renderAmphoraFirewall } from './security-groups.js';
+import { renderAmphoraFirewall, type VipListener } from './security-groups.js';
+import type { SecurityGroupRule } from '../../domain/security-group-rule.js';
 import { nftApply } from '../../linux-net/nft.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
 
@@ -233,7 +234,6 @@ export class BridgeNetwork implements NetworkDriver {
   async updateSecurityGroup(db: Kysely<Database>, amphoraId: string, group: SecurityGroup): Promise<void> {
     const netns = amphoraNamespace(this.fabric, amphoraId);
     const [plugged, memberPorts] = await Promise.all([this.amphoraPorts.isPlugged(db, amphoraId, VRRP_DEVICE_OWNER), this.amphoraPorts.memberPorts(db, amphoraId)]);
-    const peersPort = { protocol: 'tcp' as const, port: group.peersPort, allowedCidrs: group.peers.map((p) => `${p}/${ipVersion(p) === 6 ? 128 : 32}`) };
     const script = renderAmphoraFirewall({
       management: {
         iface: MANAGEMENT_INTERFACE,
@@ -244,7 +244,7 @@ export class BridgeNetwork implements NetworkDriver {
           return { address: host, port };
         }),
       },
-      vip: plugged ? { iface: VIP_INTERFACE, listeners: [...group.listeners, ...(group.peers.length ? [peersPort] : [])], vrrpPeers: group.peers } : null,
+      vip: plugged ? { iface: VIP_INTERFACE, ...this.vipAdmits(group), vrrpPeers: group.peers } : null,
       members: memberPorts.map((p) => ({ iface: memberInterface(p.subnet.network_id) })),
       controlPlane: this.legAddresses,
     });
@@ -253,6 +253,22 @@ export class BridgeNetwork implements NetworkDriver {
     if (last && last.namespace === namespace && last.script === script) return;
     await nftApply(netns, script);
     this.firewalls.set(amphoraId, { namespace, script });
+  }
+
+  /**
+   * What the VIP port admits besides VRRP: the pair's HAProxy peers, and the listeners from their allowed
+   * CIDRs or, when the load balancer names security groups of its own, their ingress rules instead.
+   */
+  private vipAdmits(group: SecurityGroup): { listeners: VipListener[]; groupRules: SecurityGroupRule[] } {
+    const peersPort = { protocol: 'tcp' as const, port: group.peersPort, allowedCidrs: group.peers.map((p) => `${p}/${ipVersion(p) === 6 ? 128 : 32}`) };
+    const peers = group.peers.length ? [peersPort] : [];
+    if (!group.vipSecurityGroups.length) return { listeners: [...group.listeners, ...peers], groupRules: [] };
+    const groupRules = group.vipSecurityGroups.flatMap((id) => {
+      const configured = this.catalog.securityGroup(id);
+      if (!configured) throw new Error(`security group ${id} of the load balancer's vip_sg_ids is no longer in network.securityGroups: put it back, or set the load balancer's vip_sg_ids without it`);
+      return configured.rules ?? [];
+    });
+    return { listeners: peers, groupRules };
   }
 
   private legName(networkId: string): string {

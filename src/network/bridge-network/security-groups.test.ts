@@ -18,6 +18,7 @@ import { deleteNetns, ensureNetns, IP, ip, ipBatch, plugPort } from '../../linux
 import { unmet } from '../../../test/support/requirements.js';
 import { addPortSecurity, PORT_SECURITY_TABLE, removePortSecurity, renderPortSecurity, renderPortSecurityRemoval, type PortAllowance } from '../../linux-net/port-security.js';
 import { applyAmphoraFirewall, renderAmphoraFirewall, type AmphoraFirewall } from './security-groups.js';
+import type { SecurityGroupRule } from '../../domain/security-group-rule.js';
 
 const run = promisify(execFile);
 const skip = unmet('namespaces');
@@ -86,6 +87,35 @@ test('allowed CIDRs are written with host bits cleared, once, and without the on
   assert.ok(script.includes('elements = { tcp . 443 . 10.0.0.0/8, tcp . 443 . 192.0.2.7/32 }'), script);
   assert.ok(script.includes('elements = { tcp . 443 . fd00::/64 }'), script);
   assert.doesNotMatch(script, /meta l4proto 112/, 'no peers, no VRRP');
+});
+
+test("a load balancer's own security groups are one rule each on the VIP port, by ethertype, protocol, port range and source; egress rules write nothing", () => {
+  const rule = (r: Partial<SecurityGroupRule>): SecurityGroupRule => ({ direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: null, port_range_max: null, remote_ip_prefix: null, ...r });
+  const script = renderAmphoraFirewall(
+    firewall({
+      listeners: [],
+      groupRules: [
+        rule({ port_range_min: 80, port_range_max: 80, remote_ip_prefix: '10.62.0.100/27' }),
+        rule({ protocol: 'udp', port_range_min: 5000, port_range_max: 5100 }),
+        rule({ ethertype: 'IPv6', protocol: 'icmp' }),
+        rule({ protocol: null, remote_ip_prefix: '192.0.2.0/24' }),
+        rule({ direction: 'egress', protocol: null }),
+      ],
+    }),
+  );
+  const input = script.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('iifname "eth1"'));
+  assert.deepEqual(input.filter((line) => !line.includes('112')), [
+    'iifname "eth1" ip saddr 10.62.0.96/27 meta l4proto tcp th dport 80 accept',
+    'iifname "eth1" meta nfproto ipv4 meta l4proto udp th dport 5000-5100 accept',
+    'iifname "eth1" meta nfproto ipv6 meta l4proto ipv6-icmp accept',
+    'iifname "eth1" ip saddr 192.0.2.0/24 accept',
+  ]);
+  assert.doesNotMatch(script, /listeners_v4/, 'no listener set: the groups say what reaches the VIP');
+  const refusedRule = (r: Partial<SecurityGroupRule>) => () => renderAmphoraFirewall(firewall({ groupRules: [rule(r)] }));
+  assert.throws(refusedRule({ remote_ip_prefix: 'fd62::/64' }), /vip\.groupRules\[0\]\.remote_ip_prefix must be an IPv4 CIDR/);
+  assert.throws(refusedRule({ port_range_min: 90, port_range_max: 80 }), /vip\.groupRules\[0\]\.port_range_max must be at least port_range_min 90/);
+  assert.throws(refusedRule({ protocol: 'gre' as 'tcp' }), /vip\.groupRules\[0\]\.protocol must be/);
+  assert.throws(refusedRule({ port_range_min: 80, port_range_max: '80 accept' as unknown as number }), /port_range_max must be a port number/);
 });
 
 test('without a VIP only the management port and the members are known: no listener or VRRP rule', () => {
@@ -325,6 +355,16 @@ test('a TCP listener is reachable from its allowed CIDRs only, over IPv4 and IPv
   assert.equal(await l.probe('inside', 'tcp', A.tenant6, 80, ANSWERED_MS), 'ok', 'IPv6, neighbour discovery included');
   assert.equal(await l.probe('outside', 'tcp', A.vip, 80, DROPPED_MS), 'timeout');
   assert.equal(await l.probe('outside', 'tcp', A.tenant6, 80, DROPPED_MS), 'timeout');
+});
+
+test("a security group's rule admits its source on its port only, over the listener set", options, async (t) => {
+  const l = await lab(t);
+  await l.serve('amphora', '::', 'tcp:80', 'tcp:8080');
+  const groupRules: SecurityGroupRule[] = [{ direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 8080, port_range_max: 8080, remote_ip_prefix: `${OUTSIDE.v4}/32` }];
+  await applyAmphoraFirewall(l.ns.amphora, firewall({ listeners: [], groupRules }));
+  assert.equal(await l.probe('outside', 'tcp', A.vip, 8080, ANSWERED_MS), 'ok');
+  assert.equal(await l.probe('inside', 'tcp', A.vip, 8080, DROPPED_MS), 'timeout', 'another source');
+  assert.equal(await l.probe('outside', 'tcp', A.vip, 80, DROPPED_MS), 'timeout', 'another port');
 });
 
 test('a port no listener has is dropped, not refused, though something listens on it', options, async (t) => {

@@ -19,10 +19,12 @@
 import { bigIntToIp, parseCidr, type Cidr } from '../../domain/net.js';
 import { nftApply } from '../../linux-net/nft.js';
 import { address, anonymousSet, cidr, ifaceName, port, quote, refusal } from '../../linux-net/nft-values.js';
+import { SECURITY_GROUP_PROTOCOLS, type SecurityGroupRule } from '../../domain/security-group-rule.js';
 
 export interface AmphoraFirewall {
   management: { iface: string; controller: string; agentPort: number; heartbeatTargets: { address: string; port: number }[] };
-  vip: { iface: string; listeners: VipListener[]; vrrpPeers: string[] } | null;
+  /** `groupRules`: the ingress rules of the load balancer's own security groups (vip_sg_ids), beside the listeners'. */
+  vip: { iface: string; listeners: VipListener[]; groupRules?: SecurityGroupRule[]; vrrpPeers: string[] } | null;
   /** Ports on member networks: the amphora opens connections there and accepts only replies. */
   members: { iface: string }[];
   /** The controller's own addresses on tenant networks: the amphora may answer them, never open a connection to them. */
@@ -65,6 +67,7 @@ export function renderAmphoraFirewall(fw: AmphoraFirewall): string {
     cidrs: listener.allowedCidrs.length === 0 ? [parseCidr(ANY[4])!, parseCidr(ANY[6])!] : listener.allowedCidrs.map((c, j) => cidr(c, `vip.listeners[${i}].allowedCidrs[${j}]`)),
   }));
   const vrrpPeers = (fw.vip?.vrrpPeers ?? []).map((peer, i) => address(peer, `vip.vrrpPeers[${i}]`));
+  const groupRules = (fw.vip?.groupRules ?? []).map((rule, i) => groupRuleMatch(rule, `vip.groupRules[${i}]`));
   const members = fw.members.map((member, i) => ifaceName(member.iface, `members[${i}].iface`));
   const controlPlane = fw.controlPlane.map((a, i) => address(a, `controlPlane[${i}]`));
 
@@ -89,6 +92,8 @@ export function renderAmphoraFirewall(fw: AmphoraFirewall): string {
     const peers = vrrpPeers.filter((p) => p.version === version).map((p) => p.text);
     if (peers.length > 0) input.push(`iifname ${quote(vipIface)} ${family} saddr ${anonymousSet(peers)} meta l4proto ${VRRP} accept`);
   }
+  // One rule each, not a set: a user's rules may overlap, which an interval set refuses.
+  if (vipIface) for (const match of groupRules) if (match !== null) input.push(`iifname ${quote(vipIface)} ${match} accept`);
   output.push(`oifname ${quote(mgmt)} drop`);
   for (const version of [4, 6] as const) {
     const targets = controlPlane.filter((a) => a.version === version).map((a) => a.text);
@@ -109,6 +114,37 @@ export function renderAmphoraFirewall(fw: AmphoraFirewall): string {
 /** Writes the amphora's security group into its network namespace (as root), replacing the previous one atomically. */
 export function applyAmphoraFirewall(netns: string, fw: AmphoraFirewall): Promise<void> {
   return nftApply(netns, renderAmphoraFirewall(fw));
+}
+
+/**
+ * The match of a security group rule, as Neutron enforces it on a port; null for an egress rule (the
+ * amphora's own group lets every connection out, as Octavia's lb-<id> group does beside the user's).
+ */
+function groupRuleMatch(rule: SecurityGroupRule, field: string): string | null {
+  if (rule.direction !== 'ingress' && rule.direction !== 'egress') throw refusal(`${field}.direction`, rule.direction, 'ingress or egress');
+  if (rule.ethertype !== 'IPv4' && rule.ethertype !== 'IPv6') throw refusal(`${field}.ethertype`, rule.ethertype, 'IPv4 or IPv6');
+  if (rule.protocol !== null && !SECURITY_GROUP_PROTOCOLS.includes(rule.protocol)) throw refusal(`${field}.protocol`, rule.protocol, SECURITY_GROUP_PROTOCOLS.join(', '));
+  if (rule.direction === 'egress') return null;
+  const version = rule.ethertype === 'IPv4' ? 4 : 6;
+  const parts: string[] = [];
+  if (rule.remote_ip_prefix === null) parts.push(`meta nfproto ipv${version}`);
+  else {
+    const source = cidr(rule.remote_ip_prefix, `${field}.remote_ip_prefix`);
+    if (source.version !== version) throw refusal(`${field}.remote_ip_prefix`, rule.remote_ip_prefix, `an IPv${version} CIDR, as the ethertype says`);
+    parts.push(`${ipMatch(version)} saddr ${cidrText(source)}`);
+  }
+  // Neutron's icmp on an IPv6 rule is ICMPv6.
+  if (rule.protocol === 'icmp' || rule.protocol === 'ipv6-icmp') parts.push(`meta l4proto ${version === 4 ? 'icmp' : 'ipv6-icmp'}`);
+  else if (rule.protocol !== null) {
+    parts.push(`meta l4proto ${rule.protocol}`);
+    if (rule.port_range_min !== null || rule.port_range_max !== null) {
+      const min = port(rule.port_range_min, `${field}.port_range_min`);
+      const max = port(rule.port_range_max, `${field}.port_range_max`);
+      if (min > max) throw refusal(`${field}.port_range_max`, max, `at least port_range_min ${min}`);
+      parts.push(`th dport ${min === max ? min : `${min}-${max}`}`);
+    }
+  }
+  return parts.join(' ');
 }
 
 function protocol(value: unknown, field: string): VipListener['protocol'] {

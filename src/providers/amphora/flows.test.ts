@@ -363,7 +363,8 @@ test('every operation has its flow, steps in this order', () => {
   const names = (op: Parameters<typeof driver.flow>[0]) => driver.flow(op).steps.map((s) => s.name);
   const build = ['create-amphora', 'boot-compute', 'wait-for-agent', 'plug-vip', 'push-config'];
   assert.deepEqual(names('loadbalancer.create'), [...build, 'verify-certificates', 'mark-active']);
-  assert.deepEqual(names('loadbalancer.failover'), [...build, 'retire-old-amphorae', 'mark-active']);
+  // A pair's standby is replaced first, then its active; a STANDALONE amphora needs only the first round.
+  assert.deepEqual(names('loadbalancer.failover'), [...build, 'retire-old-amphorae', ...build, 'retire-old-amphorae', 'mark-active']);
   assert.deepEqual(names('amphora.failover'), [...build, 'retire-old-amphorae', 'mark-active']);
   assert.deepEqual(names('loadbalancer.delete'), ['stop-amphorae', 'settle']);
   assert.deepEqual(names('amphora.config'), ['push-config']);

@@ -6,7 +6,9 @@
  *   *.failover            the same build, then retire-old-amphorae, then mark-active: the
  *                         replacement serves before the old one stops (both HAProxies bind the
  *                         VIP with SO_REUSEPORT meanwhile, so connections keep being accepted); a failure is
- *                         remembered per load balancer (db/failover-memory), mark-active forgets it
+ *                         remembered per load balancer (db/failover-memory), mark-active forgets it.
+ *                         A load balancer failover of a pair does it twice: the standby, then the active,
+ *                         so one half serves throughout; a failure of the second leaves the first in service
  *   child changes, loadbalancer.update
  *                         push-config → verify-certificates → settle; a change the amphorae
  *                         refused puts only the changed objects in ERROR (verify-certificates
@@ -27,8 +29,8 @@ import { rememberFailure } from '../../db/failover-memory.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeReason } from './failures.js';
 import { settleRefusedChange } from './statuses.js';
 import {
-  bootCompute, builtAndKept, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
-  retireOldAmphorae, settle, stopAmphorae, updateAmphora, waitForAgent,
+  bootCompute, builtAndKept, builtByJob, createAmphora, deleteAmphora, inService, markActive, namedInPayload, plugVip, pushConfig,
+  retireOldAmphorae, settle, stopAmphorae, unfinishedBuilt, updateAmphora, waitForAgent, type Round,
 } from './steps.js';
 
 const reason = (step: string, error: Error) => `${step}: ${error.message}`;
@@ -40,7 +42,7 @@ const reason = (step: string, error: Error) => `${step}: ${error.message}`;
  */
 async function failLoadBalancer(ctx: StepContext, step: string, error: Error, ownerText = ownerFailureReason(step, error), alsoIn?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (trx) => {
-    for (const built of await findBuiltAmphorae(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+    for (const built of await unfinishedBuilt(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
     await settleFailure(trx, ctx.loadBalancerId, ownerText);
     await alsoIn?.(trx);
   });
@@ -73,9 +75,11 @@ function failChange(load: AmphoraDepsLoader): Flow['onFailure'] {
 }
 
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
-  const build = [createAmphora(load), bootCompute(load), waitForAgent(load), plugVip(load)];
-  const create: Flow = { steps: [...build, pushConfig(load, builtByJob), verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
-  const failover: Flow = { steps: [...build, pushConfig(load, builtAndKept), retireOldAmphorae(load), markActive(load)], onFailure: failFailover };
+  const build = (round: Round) => [createAmphora(load, round), bootCompute(load, round), waitForAgent(load, round), plugVip(load, round)];
+  const replace = (round: Round) => [...build(round), pushConfig(load, builtAndKept(round)), retireOldAmphorae(load, round)];
+  const create: Flow = { steps: [...build(0), pushConfig(load, builtByJob), verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
+  const failover: Flow = { steps: [...replace(0), markActive(load)], onFailure: failFailover };
+  const failoverInTurn: Flow = { steps: [...replace(0), ...replace(1), markActive(load)], onFailure: failFailover };
   const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failChange(load) };
   const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
@@ -96,6 +100,7 @@ export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
       case 'loadbalancer.create':
         return create;
       case 'loadbalancer.failover':
+        return failoverInTurn;
       case 'amphora.failover':
         return failover;
       case 'loadbalancer.delete':

@@ -12,6 +12,7 @@ import { startHarness, admin, memberA, type Harness } from '../../../test/suppor
 import { VIP_SUBNET_ID } from '../../config.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { NOOP_COMPUTE_DESCRIPTION_SUFFIX } from './driver.js';
+import { jobAmphoraId } from './steps.js';
 
 let h: Harness;
 
@@ -148,12 +149,18 @@ test('admin amphora API: show, configure, failover of one amphora and of the loa
   assert.deepEqual([backup2!.role, backup2!.vrrp_priority, backup2!.status, backup2!.vrrp_ip], ['BACKUP', 90, 'ALLOCATED', lb.vip_address]);
   assert.equal((await h.request('GET', `/v2/octavia/amphorae/${master!.id}`, { as: admin })).statusCode, 404);
 
-  // Load balancer failover: a new pair.
+  // Load balancer failover: the standby is replaced first, then the active, so one half serves throughout.
   assert.equal((await h.request('PUT', `/v2/lbaas/loadbalancers/${lb.id}/failover`, { as: admin })).statusCode, 202);
   await settledAgain(lb.id);
   const pair = await amphoraeOf(lb.id);
   assert.deepEqual(pair.map((a) => a.role), ['BACKUP', 'MASTER']);
-  assert.ok(pair.every((a) => a.id !== master2!.id && a.id !== backup!.id && a.status === 'ALLOCATED'));
+  assert.ok(pair.every((a) => a.id !== master2!.id && a.id !== backup2!.id && a.status === 'ALLOCATED'));
+  const job = await db().selectFrom('job').select('id').where('load_balancer_id', '=', lb.id).where('operation', '=', 'loadbalancer.failover').executeTakeFirstOrThrow();
+  const steps = (await db().selectFrom('job_step').select('step').where('job_id', '=', job.id).orderBy('started_at').execute()).map((s) => s.step);
+  assert.equal(steps.filter((s) => s === 'retire-old-amphorae').length, 2, steps.join(', '));
+  // The first round rebuilt the standby, and its amphora became the MASTER when the second round replaced the active.
+  assert.equal(pair.find((a) => a.role === 'MASTER')!.id, jobAmphoraId(job.id, 0));
+  assert.equal(pair.find((a) => a.role === 'BACKUP')!.id, jobAmphoraId(job.id, 2));
 
   assert.equal((await h.request('DELETE', `/v2/lbaas/loadbalancers/${lb.id}?cascade=true`, { as: memberA })).statusCode, 204);
   assert.equal(await h.settled(lb.id), 'DELETED');

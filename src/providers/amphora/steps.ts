@@ -39,19 +39,30 @@ export async function findAmphora(db: Q, id: string): Promise<AmphoraRow | undef
   return db.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** At most two: the MASTER and BACKUP of an ACTIVE_STANDBY load balancer. */
-const MAX_BUILT = 2;
-const jobAmphoraIds = (jobId: string) => Array.from({ length: MAX_BUILT }, (_, i) => jobAmphoraId(jobId, i));
+/**
+ * A job builds in one or two rounds. Round 0 builds the amphora (or the MASTER and BACKUP) of a create or
+ * failover; round 1 exists only in the load balancer failover of a pair, which replaces the standby in
+ * round 0 and the active in round 1, so one amphora of the pair serves throughout (as Octavia's flow does).
+ */
+export type Round = 0 | 1;
+const ROUND_INDEXES: Record<Round, number[]> = { 0: [0, 1], 1: [2] };
+const jobAmphoraIds = (jobId: string, rounds: readonly Round[] = [0, 1]) => rounds.flatMap((r) => ROUND_INDEXES[r].map((i) => jobAmphoraId(jobId, i)));
 
-/** What the job builds, created by create-amphora; [] before that, or when it was never created. */
-export async function findBuiltAmphorae(db: Q, jobId: string): Promise<AmphoraRow[]> {
-  return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId)).orderBy('role').execute();
+/** What the job builds (in the rounds asked), created by create-amphora; [] before that, or when it was never created. */
+export async function findBuiltAmphorae(db: Q, jobId: string, rounds?: readonly Round[]): Promise<AmphoraRow[]> {
+  return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId, rounds)).orderBy('role').execute();
 }
 
-async function builtAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
-  const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId);
-  if (!amphorae.length) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
+/** The amphorae the round builds; round 1 may rightly build none (see replacedIn). */
+async function builtAmphorae(ctx: StepContext, round: Round = 0): Promise<AmphoraRow[]> {
+  const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [round]);
+  if (!amphorae.length && round === 0) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
   return amphorae;
+}
+
+/** The job's amphorae not yet in service: what a failure may take down (a round that finished serves). */
+export async function unfinishedBuilt(db: Q, jobId: string, rounds?: readonly Round[]): Promise<AmphoraRow[]> {
+  return (await findBuiltAmphorae(db, jobId, rounds)).filter((a) => a.status !== 'ALLOCATED');
 }
 
 export async function updateAmphora(db: Q, id: string, values: Partial<Omit<AmphoraRow, 'id'>>): Promise<void> {
@@ -75,10 +86,10 @@ async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promise<void>
   for (const id of ids) await deps.compute.delete(id);
 }
 
-async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; subnetId: string | null; addresses: string[] }> {
-  const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'vip_subnet_id', 'additional_vips']).where('id', '=', lbId).executeTakeFirstOrThrow();
-  const additional = loadBalancerCodec.decode(lb).additional_vips.map((v) => v.ip_address);
-  return { portId: lb.vip_port_id, subnetId: lb.vip_subnet_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional] };
+async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; subnetId: string | null; addresses: string[]; securityGroups: string[] }> {
+  const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'vip_subnet_id', 'additional_vips', 'vip_sg_ids']).where('id', '=', lbId).executeTakeFirstOrThrow();
+  const { additional_vips, vip_sg_ids } = loadBalancerCodec.decode(lb);
+  return { portId: lb.vip_port_id, subnetId: lb.vip_subnet_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional_vips.map((v) => v.ip_address)], securityGroups: vip_sg_ids };
 }
 
 interface Placement {
@@ -134,41 +145,72 @@ const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, 
 const VRRP_ID = 1;
 const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
 
+/** The amphorae of the load balancer a failover may replace: those not built by this job and not gone. */
+async function previousAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
+  return ctx.db.kysely
+    .selectFrom('amphora')
+    .selectAll()
+    .where('load_balancer_id', '=', ctx.loadBalancerId)
+    .where('status', '!=', 'DELETED')
+    .where('id', 'not in', jobAmphoraIds(ctx.jobId))
+    .execute();
+}
+
+/** A pair whose halves both exist is failed over half by half; any other set is rebuilt whole. */
+const halvesOf = (amphorae: readonly AmphoraRow[]) => ({ master: amphorae.filter((a) => a.role === 'MASTER'), others: amphorae.filter((a) => a.role !== 'MASTER') });
+const standbyFirst = (topology: Placement['topology'], previous: readonly AmphoraRow[]) => {
+  const { master, others } = halvesOf(previous);
+  return topology === 'ACTIVE_STANDBY' && master.length === 1 && others.length > 0;
+};
+
 /**
- * The roles this job builds: one per member of the topology, as Octavia's flows assign them; for an
- * amphora failover, the replaced amphora's, except that half of a pair is rebuilt as BACKUP: its survivor
- * holds the VIP (keepalived never preempts), so the survivor becomes the MASTER.
+ * What a round of this job builds, and which amphorae it replaces (retire-old-amphorae takes them out once
+ * the round's amphorae serve). A half of a pair is rebuilt as BACKUP: its survivor holds the VIP (keepalived
+ * never preempts), so the survivor becomes the MASTER. A create replaces nothing.
  */
-async function rolesToBuild(ctx: StepContext, topology: Placement['topology']): Promise<Role[]> {
+async function roundPlan(ctx: StepContext, round: Round, topology: Placement['topology']): Promise<{ roles: Role[]; replaced: AmphoraRow[] }> {
+  if (ctx.operation === 'loadbalancer.create') return { roles: round === 0 ? (topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE']) : [], replaced: [] };
   if (ctx.payload.amphora_id !== undefined) {
-    const replaced = await findAmphora(ctx.db.kysely, String(ctx.payload.amphora_id));
-    return [isVrrp(replaced?.role ?? null) ? 'BACKUP' : (replaced?.role ?? 'STANDALONE')];
+    if (round === 1) return { roles: [], replaced: [] };
+    const named = await findAmphora(ctx.db.kysely, String(ctx.payload.amphora_id));
+    return { roles: [isVrrp(named?.role ?? null) ? 'BACKUP' : (named?.role ?? 'STANDALONE')], replaced: named && named.status !== 'DELETED' ? [named] : [] };
   }
-  return topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE'];
+  const previous = await previousAmphorae(ctx);
+  const { master, others } = halvesOf(previous);
+  if (round === 0) {
+    // Decided once: round 0's own amphora tells a resumed job which way it went.
+    const built = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [0]);
+    const halves = built.length ? built.length === 1 && topology === 'ACTIVE_STANDBY' : standbyFirst(topology, previous);
+    if (halves) return { roles: ['BACKUP'], replaced: others };
+    return { roles: topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE'], replaced: previous };
+  }
+  const halves = topology === 'ACTIVE_STANDBY' && (await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [0])).length === 1;
+  return halves ? { roles: ['BACKUP'], replaced: master } : { roles: [], replaced: [] };
 }
 
 /** The amphora rows of this job, each with its role, a management address and its own heartbeat key. */
-export function createAmphora(load: AmphoraDepsLoader): Step {
+export function createAmphora(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'create-amphora',
     async run(ctx) {
-      if ((await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)).length) return;
+      if ((await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [round])).length) return;
       const { network, settings, activeStandby } = await load();
       const placement = await placementOf(ctx.db.kysely, ctx.loadBalancerId);
-      const roles = await rolesToBuild(ctx, placement.topology);
+      const { roles, replaced } = await roundPlan(ctx, round, placement.topology);
+      if (!roles.length) return;
       // The flavor check refuses ACTIVE_STANDBY where it cannot be built; this holds when compute.driver changed since.
       if (!activeStandby && roles.some(isVrrp)) throw new Error(ACTIVE_STANDBY_REFUSAL);
       await ctx.db.kysely.transaction().execute(async (trx) => {
-        if (ctx.payload.amphora_id !== undefined && roles.some(isVrrp))
+        if (replaced.length && roles.length === 1 && isVrrp(roles[0]!))
           await trx
             .updateTable('amphora')
             .set({ role: 'MASTER', vrrp_priority: VRRP_PRIORITY.MASTER, updated_at: timestamp() })
             .where('load_balancer_id', '=', ctx.loadBalancerId)
             .where('status', '=', 'ALLOCATED')
-            .where('id', '!=', String(ctx.payload.amphora_id))
+            .where('id', 'not in', replaced.map((a) => a.id))
             .execute();
         for (const [index, role] of roles.entries()) {
-          const id = jobAmphoraId(ctx.jobId, index);
+          const id = jobAmphoraId(ctx.jobId, ROUND_INDEXES[round][index]!);
           const address = await network.allocateManagementAddress(trx, id);
           await trx
             .insertInto('amphora')
@@ -207,22 +249,22 @@ export function createAmphora(load: AmphoraDepsLoader): Step {
     // Also destroys compute: a boot-compute that failed half-way is not reverted itself.
     async revert(ctx) {
       const deps = await load();
-      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await takeDown(ctx, deps, amp, 'ERROR');
+      for (const amp of await unfinishedBuilt(ctx.db.kysely, ctx.jobId, [round])) await takeDown(ctx, deps, amp, 'ERROR');
     },
   };
 }
 
 /** Starts the amphora's processes with a fresh server certificate, unless they already run. */
-export function bootCompute(load: AmphoraDepsLoader): Step {
+export function bootCompute(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'boot-compute',
     async run(ctx) {
       const deps = await load();
-      for (const amp of await builtAmphorae(ctx)) await boot(ctx, deps, amp);
+      for (const amp of await builtAmphorae(ctx, round)) await boot(ctx, deps, amp);
     },
     async revert(ctx) {
       const deps = await load();
-      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await destroyCompute(deps, amp);
+      for (const amp of await unfinishedBuilt(ctx.db.kysely, ctx.jobId, [round])) await destroyCompute(deps, amp);
     },
   };
 }
@@ -257,12 +299,12 @@ const COMPUTE_CHECK_MS = 1000;
  * Waits until the agent answers over mTLS as this amphora, within amphora.bootTimeoutMs. Gives
  * up early when the amphora's processes have exited: waiting longer would only hide why.
  */
-export function waitForAgent(load: AmphoraDepsLoader): Step {
+export function waitForAgent(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'wait-for-agent',
     async run(ctx) {
       const deps = await load();
-      for (const amp of await builtAmphorae(ctx)) await waitFor(ctx, deps, amp);
+      for (const amp of await builtAmphorae(ctx, round)) await waitFor(ctx, deps, amp);
     },
   };
 }
@@ -296,14 +338,14 @@ async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Pr
  * plane nothing could bind them, so they are only recorded, and every amphora gets the VRRP port
  * Octavia's no-op network driver reports: the VIP's address on a port id it invents.
  */
-export function plugVip(load: AmphoraDepsLoader): Step {
+export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'plug-vip',
     async run(ctx) {
       const { network, dataPlane } = await load();
       const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
       const haIp = vips.addresses[0] ?? null;
-      for (const amp of await builtAmphorae(ctx)) {
+      for (const amp of await builtAmphorae(ctx, round)) {
         let vrrp: Partial<Pick<AmphoraRow, 'vrrp_ip' | 'vrrp_port_id' | 'vrrp_interface'>> = { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
         if (dataPlane) {
           if (!vips.subnetId) throw new Error(`load balancer ${ctx.loadBalancerId} has no VIP subnet to plug its amphorae into`);
@@ -315,7 +357,7 @@ export function plugVip(load: AmphoraDepsLoader): Step {
     },
     async revert(ctx) {
       const deps = await load();
-      for (const amp of await findBuiltAmphorae(ctx.db.kysely, ctx.jobId)) await unplugVips(ctx, deps, amp);
+      for (const amp of await unfinishedBuilt(ctx.db.kysely, ctx.jobId, [round])) await unplugVips(ctx, deps, amp);
     },
   };
 }
@@ -335,17 +377,20 @@ export const builtByJob: PushTargets = async (ctx) => {
 };
 
 /**
- * A failover's: the amphorae it builds and those it keeps (the survivor of a pair), which learns its new
- * peer. An amphora failover replaces the amphora its payload names; a load balancer failover, every other.
+ * A failover round's: the amphorae it builds and those it keeps (the survivor of a pair), which learns
+ * its new peer; nothing when the round builds nothing.
  */
-export const builtAndKept: PushTargets = async (ctx) => {
-  const built = await builtAmphorae(ctx);
-  const replaced = ctx.payload.amphora_id;
-  const kept = replaced === undefined ? [] : (await allocated(ctx)).filter((a) => a.id !== String(replaced) && !built.some((b) => b.id === a.id));
-  // The survivor first: it learns its new peer before that peer's keepalived starts, which then hears the MASTER at once.
-  const pair = [...kept, ...built];
-  return { push: pair, pair };
-};
+export function builtAndKept(round: Round = 0): PushTargets {
+  return async (ctx) => {
+    const built = await builtAmphorae(ctx, round);
+    if (!built.length) return { push: [], pair: [] };
+    const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx.db.kysely, ctx.loadBalancerId)).topology);
+    const kept = (await allocated(ctx)).filter((a) => !replaced.some((r) => r.id === a.id) && !built.some((b) => b.id === a.id));
+    // The survivor first: it learns its new peer before that peer's keepalived starts, which then hears the MASTER at once.
+    const pair = [...kept, ...built];
+    return { push: pair, pair };
+  };
+}
 
 /** The amphorae serving the load balancer (every change to its tree). */
 export const inService: PushTargets = async (ctx) => {
@@ -378,15 +423,16 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  * newer version of the same content, which the agent applies without harm.
  */
 export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair }: Awaited<ReturnType<PushTargets>>): Promise<void> {
+  if (!push.length) return;
   const version = await nextConfigVersion(ctx);
-  const vipSubnetId = deps.dataPlane ? (await vipsOf(ctx.db.kysely, ctx.loadBalancerId)).subnetId : null;
+  const vips = deps.dataPlane ? await vipsOf(ctx.db.kysely, ctx.loadBalancerId) : null;
   for (const amp of push) {
     const vrrp = vrrpConfig(amp.id, pair, deps.settings);
     const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
     try {
-      if (vipSubnetId) {
-        await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vipSubnetId, memberAddresses(config));
-        await deps.network.updateSecurityGroup(ctx.db.kysely, amp.id, securityGroup(config, deps.settings));
+      if (vips?.subnetId) {
+        await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vips.subnetId, memberAddresses(config));
+        await deps.network.updateSecurityGroup(ctx.db.kysely, amp.id, securityGroup(config, deps.settings, vips.securityGroups));
       }
       const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
       await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
@@ -422,9 +468,10 @@ function vrrpConfig(amphoraId: string, pair: readonly AmphoraRow[], settings: Pi
   };
 }
 
-/** Octavia's VIP security group of the amphora: its enabled listeners from their allowed CIDRs, its pair, its agent. */
-function securityGroup(config: AmphoraConfig, settings: AmphoraDeps['settings']): SecurityGroup {
+/** Octavia's VIP security group of the amphora: its enabled listeners from their allowed CIDRs (or the user's groups), its pair, its agent. */
+function securityGroup(config: AmphoraConfig, settings: AmphoraDeps['settings'], vipSecurityGroups: string[]): SecurityGroup {
   return {
+    vipSecurityGroups,
     listeners: config.listeners.filter((l) => l.enabled).map((l) => ({ protocol: l.protocol === 'UDP' ? 'udp' : l.protocol === 'SCTP' ? 'sctp' : 'tcp', port: l.port, allowedCidrs: l.allowedCidrs ?? [] })),
     peers: config.vrrp?.peers ?? [],
     peersPort: HAPROXY_PEERS_PORT,
@@ -485,24 +532,20 @@ export function stopAmphorae(load: AmphoraDepsLoader): Step {
 }
 
 /**
- * Failover, once the replacement serves: the amphora named in the payload (amphora failover)
- * or every other one of the load balancer (load balancer failover). A failure here must not
- * undo the replacement, which already carries the traffic: the old amphora is left in ERROR,
- * with the reason, for an admin's delete.
+ * Failover, once the round's replacement serves: what the round replaces (see roundPlan). A failure here
+ * must not undo the replacement, which already carries the traffic: the old amphora is left in ERROR, with
+ * the reason, for an admin's delete. The round's amphorae are then in service, so a later round's failure
+ * leaves them serving.
  */
-export function retireOldAmphorae(load: AmphoraDepsLoader): Step {
+export function retireOldAmphorae(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'retire-old-amphorae',
     async run(ctx) {
       const deps = await load();
-      let q = ctx.db.kysely
-        .selectFrom('amphora')
-        .selectAll()
-        .where('load_balancer_id', '=', ctx.loadBalancerId)
-        .where('status', '!=', 'DELETED')
-        .where('id', 'not in', jobAmphoraIds(ctx.jobId));
-      if (ctx.payload.amphora_id !== undefined) q = q.where('id', '=', String(ctx.payload.amphora_id));
-      for (const amp of await q.execute()) {
+      const built = await builtAmphorae(ctx, round);
+      if (!built.length) return;
+      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx.db.kysely, ctx.loadBalancerId)).topology);
+      for (const amp of replaced) {
         try {
           await retireAmphora(ctx, deps, amp);
         } catch (e) {
@@ -511,6 +554,7 @@ export function retireOldAmphorae(load: AmphoraDepsLoader): Step {
           await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR', status_reason: `retire-old-amphorae: ${message(e)}` });
         }
       }
+      await ctx.db.kysely.updateTable('amphora').set({ status: 'ALLOCATED', updated_at: timestamp() }).where('id', 'in', built.map((a) => a.id)).execute();
     },
   };
 }
