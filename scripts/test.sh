@@ -44,9 +44,10 @@ if [ $require_all -eq 1 ]; then
 fi
 
 # Only files whose source still exists: dist/ may hold the output of since-deleted tests.
-# (Node 20's --test takes no globs, hence find.)
+# (Node 20's --test takes no globs, hence find.) The end-to-end files of test/ first: they are the
+# long ones, and the many short unit files after them fill the gaps, so no long file starts last.
 mapfile -t all_tests < <(
-  find dist/src dist/test -name '*.test.js' 2>/dev/null | sort | while read -r js; do
+  { find dist/test -name '*.test.js' | sort; find dist/src -name '*.test.js' | sort; } 2>/dev/null | while read -r js; do
     src=${js#dist/}
     [ -f "${src%.js}.ts" ] && echo "$js"
   done
@@ -74,14 +75,16 @@ if [ -n "${OSTIA_TEST_PG_URL:-}" ]; then
     mv "$patterns.next" "$patterns"
     [ "$(wc -l <"$patterns")" -eq "$before" ] && break
   done
-  mapfile -t db_tests < <({ grep -lF -f "$patterns" "${all_tests[@]}"; grep -l 'OSTIA_TEST_DATABASE_URL' "${all_tests[@]}"; } | sort -u)
+  # In the first pass's order.
+  mapfile -t db_tests < <({ grep -lF -f "$patterns" "${all_tests[@]}"; grep -l 'OSTIA_TEST_DATABASE_URL' "${all_tests[@]}"; } | sort -u | grep -xF -f - <(printf '%s\n' "${all_tests[@]}"))
   rm -f "$patterns"
   if [ ${#db_tests[@]} -eq 0 ]; then
     echo "test.sh: no database test files found for the PostgreSQL pass" >&2
     status=1
   else
     echo "== ${#db_tests[@]} database test files, PostgreSQL =="
-    OSTIA_TEST_DATABASE_URL="$OSTIA_TEST_PG_URL" run_tests "${args[@]}" "${db_tests[@]}" || status=1
+    # The property test's rounds are about rendering, which the first pass covered: here a few check the storage.
+    OSTIA_FUZZ_RUNS="${OSTIA_FUZZ_RUNS:-5}" OSTIA_TEST_DATABASE_URL="$OSTIA_TEST_PG_URL" run_tests "${args[@]}" "${db_tests[@]}" || status=1
   fi
 fi
 

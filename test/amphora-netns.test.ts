@@ -9,6 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bridgeManagementNetwork, bridgeTenantNetworks, defaultConfig } from '../src/config.js';
 import { IP, netnsExists, netnsPids } from '../src/linux-net/ip.js';
+import { amphoraUid } from '../src/compute/netns-compute/netns-compute.js';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { unmet } from './support/requirements.js';
 import { collectBodies, eventually, httpGet, randomPort } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
@@ -150,6 +155,69 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
     await lab.cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', lbId]);
   });
 
+  it("from inside a running amphora: no controller port, no other amphora's agent, no data directory, no other load balancer's VIP", { timeout: 240_000 }, async () => {
+    const { lbId, vip } = await built();
+    const [amphora] = await amphorae(lbId);
+    const id = String(amphora!.id);
+    const agentPid = netnsPids(`${lab.net.fabric}-${id}`)[0]!;
+    const uid = String(amphoraUid(id));
+    /** Runs a command as the amphora runs its programs: in its network and mount namespaces, under its uid and gid. */
+    const inAmphora = (...argv: string[]) => promisify(execFile)('/usr/bin/nsenter', ['-t', String(agentPid), '-n', '-m', '-S', uid, '-G', uid, '--', ...argv], { timeout: 15_000 });
+    /** 'open', 'refused' or 'dropped': what a TCP connection from inside the amphora meets. */
+    const connect = async (host: string, port: number) => {
+      try {
+        await inAmphora('timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`);
+        return 'open';
+      } catch (e) {
+        return (e as { code?: number }).code === 124 ? 'dropped' : 'refused';
+      }
+    };
+
+    assert.equal(await connect(lab.address('private', 200), 8000), 'open', 'a member answers: the probe itself works');
+
+    // A service of the controller's (an API, Keystone, a database) on every address of this machine.
+    const service = createServer((socket) => socket.end('controller'));
+    service.listen(0, '0.0.0.0');
+    await once(service, 'listening');
+    const servicePort = (service.address() as { port: number }).port;
+    try {
+      const controllerAddresses = [bridgeManagementNetwork(lab.ostia.dataDir).controllerAddress, ...bridgeTenantNetworks(lab.ostia.dataDir).map((n) => n.subnets[0]!.gateway_ip!)];
+      const client = await lab.host('probe', 'public', lab.address('public', 102));
+      assert.match(await lab.run(IP, ['netns', 'exec', client, 'bash', '-c', `exec 3<>/dev/tcp/${controllerAddresses[1]}/${servicePort} && cat <&3`]), /controller/, 'the service answers a client: what the amphora meets is its security group');
+      for (const address of controllerAddresses) assert.equal(await connect(address, servicePort), 'dropped', `the controller's ${address}:${servicePort}`);
+    } finally {
+      service.close();
+    }
+
+    // Another load balancer's amphora: its agent, on the management network and on the VIP network.
+    const other = await show(DEMO, ['loadbalancer', 'create', '--name', 'neighbour', '--vip-subnet-id', 'public-subnet', '--wait']);
+    const otherPort = randomPort();
+    await show(DEMO, ['loadbalancer', 'listener', 'create', String(other.id), '--protocol', 'HTTP', '--protocol-port', String(otherPort), '--wait']);
+    const [neighbour] = await amphorae(String(other.id));
+    const shownNeighbour = await show(ADMIN, ['loadbalancer', 'amphora', 'show', String(neighbour!.id)]);
+    assert.equal(await connect(String(shownNeighbour.lb_network_ip), 9443), 'dropped', "another amphora's agent on the management network");
+    assert.equal(await connect(String(shownNeighbour.vrrp_ip), 9443), 'dropped', "another amphora's agent port on the VIP network");
+
+    // The controller's data directory is not there at all.
+    await assert.rejects(inAmphora('ls', join(lab.ostia.dataDir, 'pki')), /No such file or directory/);
+    await assert.rejects(inAmphora('cat', join(lab.ostia.dataDir, 'heartbeat-secret')), /No such file or directory/);
+
+    // The neighbour's VIP put on this amphora (what its agent, holding CAP_NET_ADMIN, could do): port security keeps it the neighbour's.
+    const neighbourVip = String(other.vip_address);
+    await lab.run(IP, ['-n', `${lab.net.fabric}-${id}`, 'address', 'add', `${neighbourVip}/32`, 'dev', 'eth1']);
+    try {
+      const client = `${lab.net.fabric}-probe`;
+      await lab.run(IP, ['-n', client, 'neigh', 'flush', 'all']);
+      for (let i = 0; i < 3; i++) assert.equal((await httpGet(neighbourVip, otherPort)).status, 503, "the neighbour's HAProxy answers (no pool: 503)");
+      const out = await lab.run(IP, ['netns', 'exec', client, 'curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '5', `http://${neighbourVip}:${otherPort}/`]);
+      assert.equal(out, '503', 'a client on the VIP network resolves the VIP to the neighbour');
+    } finally {
+      await lab.run(IP, ['-n', `${lab.net.fabric}-${id}`, 'address', 'del', `${neighbourVip}/32`, 'dev', 'eth1']).catch(() => undefined);
+    }
+    assert.equal((await httpGet(vip, listenerPort)).status, 200, 'this load balancer still serves');
+    await lab.cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', String(other.id)]);
+  });
+
   it('replaces a SINGLE amphora whose processes died, and the VIP serves again from the new one', { timeout: 240_000 }, async () => {
     const { lbId, vip } = await built();
     const [old] = await amphorae(lbId);
@@ -167,5 +235,17 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
     );
     console.log(`# netns SINGLE failover: VIP served by a new amphora ${back! - started} ms after its processes were killed`);
     await eventually(() => !netnsExists(oldNs), 'the old amphora namespace removed', 60_000, 500);
+  });
+
+  it('cascade-deletes the load balancer: no amphora namespace or port left', { timeout: 240_000 }, async () => {
+    const { lbId } = await built();
+    const ids = (await lab.cli.json<Obj[]>(ADMIN, ['loadbalancer', 'amphora', 'list', '--loadbalancer', lbId])).map((a) => String(a.id));
+    assert.ok(ids.length > 0);
+    await lab.cli.ok(DEMO, ['loadbalancer', 'delete', '--cascade', '--wait', lbId]);
+    for (const id of ids) {
+      const ns = `${lab.net.fabric}-${id}`;
+      assert.ok(!netnsExists(ns), `namespace ${ns} removed`);
+    }
+    for (const id of ids) assert.deepEqual(await lab.cli.json<Obj[]>(ADMIN, ['port', 'list', '--device-id', id]), [], `no port of amphora ${id}`);
   });
 });

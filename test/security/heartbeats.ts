@@ -67,7 +67,8 @@ export async function heartbeatCases(tally: Tally): Promise<void> {
     assert.ok(countAll(afterFlood) - countAll(beforeFlood) >= flood.forgedSent * 0.9, 'the forged ones refused');
     const row = (await amphoraRow(w.h, amp.id))!;
     assert.ok(Date.now() - row.last_heartbeat_at! < w.h.config.amphora.heartbeatTimeoutMs, 'genuine heartbeats kept it alive during the flood');
-    assert.equal(afterFlood.failoversTriggered, 0, 'nothing was failed over');
+    // Counted from the flood's start: on a loaded machine the stages before it may outlast the short timeout between two genuine heartbeats.
+    assert.equal(afterFlood.failoversTriggered - beforeFlood.failoversTriggered, 0, 'nothing was failed over during the flood');
     tally.record(AREA, 'forged refused during flood', flood.forgedSent);
     tally.record(AREA, 'genuine accepted during flood', flood.genuineSent);
     assert.equal(w.manager.counters().refused.unknownAmphora, 0, 'no forgery got as far as the database');

@@ -35,6 +35,12 @@ export function jobAmphoraId(jobId: string, index = 0): string {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** Waits for every one, then fails with the first failure: a revert must not run beside work still under way. */
+async function allSettled(work: Array<Promise<void>>): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 export async function findAmphora(db: Q, id: string): Promise<AmphoraRow | undefined> {
   return db.selectFrom('amphora').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -260,7 +266,8 @@ export function bootCompute(load: AmphoraDepsLoader, round: Round = 0): Step {
     name: 'boot-compute',
     async run(ctx) {
       const deps = await load();
-      for (const amp of await builtAmphorae(ctx, round)) await boot(ctx, deps, amp);
+      // The two of a pair at once: each its own namespace, directory and certificate.
+      await allSettled((await builtAmphorae(ctx, round)).map((amp) => boot(ctx, deps, amp)));
     },
     async revert(ctx) {
       const deps = await load();
@@ -304,7 +311,7 @@ export function waitForAgent(load: AmphoraDepsLoader, round: Round = 0): Step {
     name: 'wait-for-agent',
     async run(ctx) {
       const deps = await load();
-      for (const amp of await builtAmphorae(ctx, round)) await waitFor(ctx, deps, amp);
+      await allSettled((await builtAmphorae(ctx, round)).map((amp) => waitFor(ctx, deps, amp)));
     },
   };
 }
