@@ -57,6 +57,8 @@ export interface NetnsFigures {
   heartbeat_interval_ms: number;
   heartbeat_timeout_ms: number;
   create_ms: Record<Topology, number[]>;
+  /** Per topology, per step of the create job, each create's duration (ms): where a pair's extra time goes. */
+  create_steps_ms: Record<Topology, Record<string, number[]>>;
   first_answer_ms: Record<Topology, number[]>;
   pss_per_amphora_kib: Record<Topology, number>;
   amphorae_per_machine_by_memory: number;
@@ -118,12 +120,29 @@ async function inService(l: Lab, lbId: string): Promise<string[]> {
 
 const served = async (vip: string, port: number) => (await httpGet(vip, port, '/', 500)).status === 200;
 
-async function createOne(l: Lab, topology: Topology, name: string): Promise<{ id: string; vip: string; ms: number; firstAnswerMs: number }> {
+interface Made {
+  id: string;
+  vip: string;
+  ms: number;
+  firstAnswerMs: number;
+  steps: Record<string, number>;
+}
+
+async function createOne(l: Lab, topology: Topology, name: string): Promise<Made> {
   const c = await createStack(l.user, name, l.spec(topology), CREATE_POLL_MS, SETTLE_TIMEOUT_MS);
   const t0 = performance.now();
   const at = await pollUntil(() => served(c.lb.vip_address, l.port), CREATE_POLL_MS, FIRST_ANSWER_BOUND_MS);
   if (at === null) throw new Error(`netns load balancer ${c.lb.id} is ACTIVE but its VIP ${c.lb.vip_address}:${l.port} did not answer within ${FIRST_ANSWER_BOUND_MS} ms`);
-  return { id: c.lb.id, vip: c.lb.vip_address, ms: c.activeMs, firstAnswerMs: at - t0 };
+  const job = traceJobs(await readTrace(l.user, c.lb.id)).find((j) => j.operation === 'loadbalancer.create');
+  const steps = Object.fromEntries((job?.steps ?? []).map((s) => [s.step, s.duration_ms ?? 0]));
+  return { id: c.lb.id, vip: c.lb.vip_address, ms: c.activeMs, firstAnswerMs: at - t0, steps };
+}
+
+/** Each step's durations over the creates, in the order the job ran them. */
+function stepsOf(made: readonly Made[]): Record<string, number[]> {
+  const steps: Record<string, number[]> = {};
+  for (const m of made) for (const [step, ms] of Object.entries(m.steps)) (steps[step] ??= []).push(ms);
+  return steps;
 }
 
 /** PSS of every process in the namespaces of the load balancers' amphorae, per amphora. */
@@ -198,7 +217,7 @@ export async function measureNetns(p: NetnsParams, guard: Guard): Promise<NetnsF
   const [fast, octaviaDefault] = ADVERT_INTERVALS_MS;
   const main = await withLab(fast, guard, async (l) => {
     progress(`netns: ${p.netnsCreates} graph creates per topology, alternating SINGLE and ACTIVE_STANDBY`);
-    const made: Record<Topology, Array<{ id: string; vip: string; ms: number; firstAnswerMs: number }>> = { SINGLE: [], ACTIVE_STANDBY: [] };
+    const made: Record<Topology, Made[]> = { SINGLE: [], ACTIVE_STANDBY: [] };
     for (let i = 0; i < p.netnsCreates; i++) {
       for (const t of ['SINGLE', 'ACTIVE_STANDBY'] as const) made[t].push(await createOne(l, t, `bench-netns-${t.toLowerCase()}-${i}`));
       progress(`  create ${i + 1}/${p.netnsCreates}: SINGLE ${made.SINGLE[i]!.ms.toFixed(0)} ms, ACTIVE_STANDBY ${made.ACTIVE_STANDBY[i]!.ms.toFixed(0)} ms`);
@@ -222,6 +241,7 @@ export async function measureNetns(p: NetnsParams, guard: Guard): Promise<NetnsF
     const takeover = await takeoverRounds(l, pair.id, pair.vip, p.takeoverRounds, fast);
     return {
       create_ms: { SINGLE: made.SINGLE.map((m) => m.ms), ACTIVE_STANDBY: made.ACTIVE_STANDBY.map((m) => m.ms) },
+      create_steps_ms: { SINGLE: stepsOf(made.SINGLE), ACTIVE_STANDBY: stepsOf(made.ACTIVE_STANDBY) },
       first_answer_ms: { SINGLE: made.SINGLE.map((m) => m.firstAnswerMs), ACTIVE_STANDBY: made.ACTIVE_STANDBY.map((m) => m.firstAnswerMs) },
       pss_per_amphora_kib: pss,
       mem_available_kib: available,
@@ -269,7 +289,12 @@ export function renderNetns(f: NetnsFigures, local: LoopbackBaseline): string[] 
         ratio(c[t], local.amphora_create_median_ms),
         ratio(c[t], c.SINGLE),
       ]),
+      ...Object.keys(f.create_steps_ms.ACTIVE_STANDBY).map((step) => {
+        const [single, pair] = (['SINGLE', 'ACTIVE_STANDBY'] as const).map((t) => f.create_steps_ms[t][step]);
+        return [`    step ${step}`, `${single ? median(single).toFixed(0) : '–'} / ${pair ? median(pair).toFixed(0) : '–'}`, '', '', '', single && pair ? ratio(median(pair), median(single)) : '–'];
+      }),
     ]),
+    '  (a step row: SINGLE / ACTIVE_STANDBY medians)',
     `VIP takeover of an ACTIVE_STANDBY pair: first failed → first answered connection after the last failure, a new connection every ${PROBE_EVERY_MS} ms; median (rounds) in ms (targets: ≤ 500 at 100 ms, ≤ 1200 at 1000 ms):`,
     grid([
       ['', `advert ${fast?.advert_interval_ms} ms`, `advert ${slow?.advert_interval_ms} ms (Octavia's default)`],

@@ -373,14 +373,14 @@ export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
  * Which amphorae a push-config step configures (`push`), and the amphorae serving the load balancer once
  * the job is done (`pair`): an ACTIVE_STANDBY amphora's keepalived and HAProxy peers are the others.
  */
-export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[] }>;
+export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[]; together?: boolean }>;
 
 const allocated = (ctx: StepContext) => ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
 
-/** The amphorae a create builds. */
+/** The amphorae a create builds: a new pair's agents take their configuration at once (both start as BACKUP). */
 export const builtByJob: PushTargets = async (ctx) => {
   const built = await builtAmphorae(ctx);
-  return { push: built, pair: built };
+  return { push: built, pair: built, together: true };
 };
 
 /**
@@ -429,10 +429,16 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  * Sends the whole configuration, under a new version, to each amphora. A retried push sends a
  * newer version of the same content, which the agent applies without harm.
  */
-export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair }: Awaited<ReturnType<PushTargets>>): Promise<void> {
+export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair, together }: Awaited<ReturnType<PushTargets>>): Promise<void> {
   if (!push.length) return;
   const version = await nextConfigVersion(ctx);
   const vips = deps.dataPlane ? await vipsOf(ctx.db.kysely, ctx.loadBalancerId) : null;
+  const failed = async (amp: AmphoraRow, e: unknown) => {
+    if (!ctx.signal.aborted) await updateAmphora(ctx.db.kysely, amp.id, { status_reason: `push-config: ${message(e)}` });
+    return e;
+  };
+  const pushes: Array<() => Promise<void>> = [];
+  // Ports one after another (each takes an address in a transaction of its own); then the agents.
   for (const amp of push) {
     const vrrp = vrrpConfig(amp.id, pair, deps.settings);
     const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
@@ -441,13 +447,20 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push
         await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vips.subnetId, memberAddresses(config));
         await deps.network.updateSecurityGroup(ctx.db.kysely, amp.id, securityGroup(config, deps.settings, vips.securityGroups));
       }
-      const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
-      await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
     } catch (e) {
-      if (!ctx.signal.aborted) await updateAmphora(ctx.db.kysely, amp.id, { status_reason: `push-config: ${message(e)}` });
-      throw e;
+      throw await failed(amp, e);
     }
+    pushes.push(async () => {
+      try {
+        const applied = await withAgent(deps, amp, (client) => client.putConfig(config, ctx.signal));
+        await updateAmphora(ctx.db.kysely, amp.id, { config_version: applied.version, status_reason: null });
+      } catch (e) {
+        throw await failed(amp, e);
+      }
+    });
   }
+  if (together) await allSettled(pushes.map((p) => p()));
+  else for (const p of pushes) await p();
 }
 
 /** Where the HAProxies of a pair exchange their stick tables, on their base ports. */
