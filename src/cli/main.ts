@@ -11,11 +11,12 @@ import { health } from './health.js';
 import { housekeeping } from './housekeeping.js';
 import { trace } from './trace.js';
 import { certs } from './certs.js';
+import { audit } from './audit.js';
 import { config } from './config.js';
 import { agent } from './agent.js';
 import { server } from './server.js';
 
-const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, config, server, agent];
+const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, audit, config, server, agent];
 const isGroup = (c: Command | CommandGroup): c is CommandGroup => 'commands' in c;
 
 function overview(): string {

@@ -316,7 +316,11 @@ function redirectCode(policy: L7PolicyConfig): number {
 }
 
 function redirectTarget(policy: L7PolicyConfig, attribute: string, target: string | null): string {
-  const field = at('l7policy', policy.id, attribute);
+  return redirectLocation(at('l7policy', policy.id, attribute), target);
+}
+
+/** A redirect's URL or prefix as HAProxy reads it: an http(s) URL, written as a log-format literal. */
+export function redirectLocation(field: string, target: string | null): string {
   if (target === null || !isRedirectUrl(target)) throw new RenderError(field, target, 'is not an http(s) URL');
   return enc.logFormatLiteral(field, target);
 }
