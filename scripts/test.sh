@@ -7,7 +7,7 @@
 # server (whose user may CREATE DATABASE). Whatever it cannot set up, the tests that need it skip,
 # and the run ends with one line per skipped group: what is missing, the command that enables it.
 #   --require-all           fail instead of skipping (.ci/run passes it)
-#   OSTIA_TEST_CONCURRENCY  test files run at once (default: 3: on a 2-core box most of a file's time is waiting)
+#   OSTIA_TEST_CONCURRENCY  test files run at once (default: 2, sized for a 2-core box: 3 measured no faster)
 #   other arguments         passed to `node --test`, e.g. npm test -- --test-name-pattern=quota
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +58,7 @@ if [ ${#all_tests[@]} -eq 0 ]; then
 fi
 
 run_tests() {
-  node --test --test-reporter=spec --test-concurrency="${OSTIA_TEST_CONCURRENCY:-3}" "$@"
+  node --test --test-reporter=spec --test-concurrency="${OSTIA_TEST_CONCURRENCY:-2}" "$@"
 }
 
 echo "== ${#all_tests[@]} test files, SQLite =="

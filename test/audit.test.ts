@@ -96,14 +96,11 @@ test('a value stored around the API is marked with the character the fix refuses
   assert.ok(!text.stdout.includes('\nhttp-request return'), 'the stored newline is never printed raw');
 });
 
-test('an Octavia release is judged against each fix: before, between and after them', async () => {
+test('an Octavia release is judged against each fix, and the exit status says so', async () => {
+  // Each a process of its own: the other versions are judged in src/cli/audit/advisory.test.ts.
   const cases: Array<[string, string, Record<string, string>]> = [
     ['5.1.0', 'affected', { tls_ciphers: 'not affected', redirect: 'affected' }],
-    ['16.0.0', 'affected', { tls_ciphers: 'affected', redirect: 'affected' }],
     ['16.1.0', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
-    ['17.0.0', 'affected', { tls_ciphers: 'affected', redirect: 'affected' }],
-    ['18.0.1', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
-    ['0.7.0', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
   ];
   for (const [version, verdict, fixes] of cases) {
     const { code, result } = await audited('--octavia-version', version);

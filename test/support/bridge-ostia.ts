@@ -7,7 +7,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { bridgeDataDir } from './bridge-data-dir.js';
 import { bridgeManagementNetwork, bridgeTenantNetworks, deepMerge, MEMBER_NETWORK_ID, VIP_NETWORK_ID } from '../../src/config.js';
 import { deleteNetns, ensureNetns, IP, netnsPids, plugPort } from '../../src/linux-net/ip.js';
 import { NetworkCatalog } from '../../src/network/catalog.js';
@@ -38,7 +39,7 @@ export const BRIDGE_HEARTBEAT = { intervalMs: 500, timeoutMs: 2000 } as const;
 /** `overrides` of the config, or a function of the data directory giving them (its bridge networks' addresses depend on it). */
 export async function startBridgeOstia(overrides: object | ((dataDir: string) => object) = {}): Promise<BridgeOstia> {
   // Short: HAProxy's sockets live under it (at most 31 characters).
-  const dataDir = mkdtempSync('/tmp/ostia-br-');
+  const { dir: dataDir, release } = bridgeDataDir('/tmp/ostia-br-');
   const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
   const configFile = await writeAmphoraConfig(
     dataDir,
@@ -56,7 +57,7 @@ export async function startBridgeOstia(overrides: object | ((dataDir: string) =>
   try {
     ostia = await startOstia({ extraArgs: ['--config', configFile], dataDir });
   } catch (e) {
-    rmSync(dataDir, { recursive: true, force: true });
+    release();
     throw e;
   }
   const cli = new OpenstackCli(ostia.cloudsYaml, { concurrency: 2 });
@@ -99,7 +100,7 @@ export async function startBridgeOstia(overrides: object | ((dataDir: string) =>
         await deleteNetns(ns);
       }
       await net.destroy();
-      rmSync(dataDir, { recursive: true, force: true });
+      release();
     },
   };
 }

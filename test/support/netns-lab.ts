@@ -9,10 +9,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { bridgeManagementNetwork } from '../../src/config.js';
+import { bridgeDataDir } from './bridge-data-dir.js';
 import { AgentClient } from '../../src/amphora-client/client.js';
 import { HeartbeatReceiver, type AcceptedHeartbeat } from '../../src/providers/amphora/health/receiver.js';
 import { heartbeatKey } from '../../src/providers/amphora/heartbeat-key.js';
@@ -44,7 +45,7 @@ export interface NetnsLab {
 
 export async function netnsLab(t: After): Promise<NetnsLab> {
   // Short: HAProxy's sockets live in the amphora's directory under it.
-  const dataDir = mkdtempSync('/tmp/ostia-nc-');
+  const { dir: dataDir, release } = bridgeDataDir('/tmp/ostia-nc-');
   const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
   const net = new BridgeNetwork(dataDir, managementNetwork);
   const compute = new NetnsCompute(join(dataDir, 'amphorae'), { management: net.management, dataDir, stopGraceMs: 2_000 });
@@ -67,7 +68,7 @@ export async function netnsLab(t: After): Promise<NetnsLab> {
     await receiver.close();
     for (const { computeId } of await compute.list()) await compute.delete(computeId);
     await net.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
+    release();
   });
   await net.open();
   const receiving = await receiver.start();

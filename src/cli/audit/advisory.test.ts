@@ -55,3 +55,20 @@ test('a development or pre-release version string is judged by its release', () 
   assert.equal(judgeRelease(ossa, '15.0.0').verdict, 'affected');
   assert.match(judgeRelease(ossa, '15.0.0').reason, /lacks the tls_ciphers fix \(CVE-2026-94572\) and the redirect fix \(CVE-2026-94571\)/);
 });
+
+test('an Octavia release is judged against each fix: before, between and after them', () => {
+  const ossa = shipped()[0]!;
+  const cases: Array<[string, string, Record<string, string>]> = [
+    ['0.7.0', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
+    ['5.1.0', 'affected', { tls_ciphers: 'not affected', redirect: 'affected' }],
+    ['16.0.0', 'affected', { tls_ciphers: 'affected', redirect: 'affected' }],
+    ['16.1.0', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
+    ['17.0.0', 'affected', { tls_ciphers: 'affected', redirect: 'affected' }],
+    ['18.0.1', 'not affected', { tls_ciphers: 'not affected', redirect: 'not affected' }],
+  ];
+  for (const [version, verdict, fixes] of cases) {
+    const judged = judgeRelease(ossa, version);
+    assert.equal(judged.verdict, verdict, version);
+    assert.deepEqual(Object.fromEntries(judged.fixes.map((f) => [f.fix, f.missing])), fixes, version);
+  }
+});

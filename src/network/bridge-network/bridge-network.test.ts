@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { bridgeDataDir } from '../../../test/support/bridge-data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bridgeManagementNetwork, bridgeTenantNetworks, defaultConfig } from '../../config.js';
@@ -50,12 +50,12 @@ test('the fabric is named by the data directory; management networks the bridge 
 });
 
 test('open builds the fabric namespace, the management bridge and the controller on it; again keeps them; destroy removes them', { skip: unmet('namespaces') }, async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-bridge-'));
+  const { dir: dataDir, release } = bridgeDataDir(join(tmpdir(), 'ostia-bridge-'));
   const { managementNetwork, controllerAddress } = bridgeManagementNetwork(dataDir);
   const net = new BridgeNetwork(dataDir, managementNetwork);
   t.after(async () => {
     await net.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
+    release();
   });
   await net.open();
   assert.ok(netnsExists(net.fabric));
@@ -76,7 +76,7 @@ test('open builds the fabric namespace, the management bridge and the controller
 
 test('tenant networks: a bridge each with this machine on the gateway; an amphora gets a base port with the VIP, and ports on member networks as members come and go', { skip: unmet('namespaces') }, async (t) => {
   const db = await database(t);
-  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-bridge-'));
+  const { dir: dataDir, release } = bridgeDataDir(join(tmpdir(), 'ostia-bridge-'));
   const { managementNetwork } = bridgeManagementNetwork(dataDir);
   const networks = bridgeTenantNetworks(dataDir);
   const catalog = new NetworkCatalog({ networks, qosPolicies: [], securityGroups: [] });
@@ -92,7 +92,7 @@ test('tenant networks: a bridge each with this machine on the gateway; an amphor
       await deleteNetns(ns);
     }
     await net.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
+    release();
   });
   await net.open();
   for (const sub of [publicSubnet, privateSubnet])

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { bridgeDataDir } from '../../../test/support/bridge-data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,7 +52,7 @@ async function fetchText(url: string, deadlineMs: number): Promise<string> {
 
 test('a server on the private network: its address from the subnet, HTTP reached through the gateway leg, listed, refused when wrong, deleted whole', { skip: unmet('namespaces'), timeout: 120_000 }, async (t) => {
   const db = await testDatabase(t);
-  const dataDir = mkdtempSync(join(tmpdir(), 'ostia-servers-'));
+  const { dir: dataDir, release } = bridgeDataDir(join(tmpdir(), 'ostia-servers-'));
   const networks = bridgeTenantNetworks(dataDir);
   const catalog = new NetworkCatalog({ networks, qosPolicies: [], securityGroups: [] });
   const net = new BridgeNetwork(dataDir, bridgeManagementNetwork(dataDir).managementNetwork, catalog);
@@ -63,7 +64,7 @@ test('a server on the private network: its address from the subnet, HTTP reached
       await deleteNetns(servers.namespaceOf(name));
     }
     await net.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
+    release();
   });
   const privateNet = networks.find((n) => n.name === 'private')!;
   const subnet = privateNet.subnets[0]!;
