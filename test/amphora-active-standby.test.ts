@@ -124,8 +124,7 @@ describe('ACTIVE_STANDBY load balancer on netns amphorae, through the openstack 
     const pair = await inService(lbId);
     assert.ok(!pair.includes(active) && !pair.includes(standby), `both amphorae replaced: ${pair.join(', ')}`);
     assert.ok(seen.connections > 10, 'the client kept connecting through the failover');
-    // keepalived moves the VIP once, when the old active goes: a failover that rebuilt both at once would leave a longer gap.
-    assert.ok(seen.interruptionMs < 5_000, `${seen.interruptionMs} ms without answers`);
+    // The order (standby first) is asserted where the job's rounds can be read: src/providers/amphora/noop-compute.test.ts.
     const roles = await Promise.all(pair.map(async (id) => [(await show(ADMIN, ['loadbalancer', 'amphora', 'show', id])).role, id]));
     assert.equal(roles.find(([role]) => role === 'MASTER')?.[1], after.active, 'the MASTER holds the VIP');
     await tookOver(vip, after.active);

@@ -46,7 +46,8 @@ export function startTimeOf(pid: number): string | null {
   return HAS_PROC ? (readStat(pid)?.startTime ?? null) : null;
 }
 
-function signalExists(target: number): boolean {
+/** A process (or, negative, a process group) exists that a signal could reach. */
+export function signalExists(target: number): boolean {
   try {
     process.kill(target, 0);
     return true;

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { bridgeManagementNetwork } from '../../src/config.js';
 import { IP } from '../../src/linux-net/ip.js';
+import { signalExists } from '../../src/compute/process-group.js';
 
 const ATTEMPTS = 100;
 
@@ -55,19 +56,10 @@ function claim(lock: string): boolean {
     return claim(lock); // released meanwhile
   }
   // Empty: its claimant has not written its pid yet.
-  if (!text || alive(Number(text))) return false;
+  if (!text || signalExists(Number(text))) return false;
   // The claimant died: take the lock over (another test may race for it; 'wx' decides).
   rmSync(lock, { force: true });
   return claim(lock);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function onAnInterface(cidr: string): boolean {
