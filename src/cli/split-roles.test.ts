@@ -123,7 +123,11 @@ test('ostia health run apart counts what it refuses and serves the counters at a
   });
   const [udp, metricsPort] = [await freeUdpPort(), await freeTcpPort()];
   const config = join(dir, 'health.json');
-  writeFileSync(config, JSON.stringify({ amphora: { healthListen: `127.0.0.1:${udp}`, healthMetricsListen: `127.0.0.1:${metricsPort}`, heartbeatSecret: 'h'.repeat(64) } }));
+  // Loopback amphorae: as root the default would be netns + bridge, whose fabric outlives the process by design.
+  writeFileSync(
+    config,
+    JSON.stringify({ compute: { driver: 'local' }, network: { driver: 'catalog' }, amphora: { healthListen: `127.0.0.1:${udp}`, healthMetricsListen: `127.0.0.1:${metricsPort}`, heartbeatSecret: 'h'.repeat(64) } }),
+  );
   const health = await startRole(['health', '--config', config, '--data-dir', join(dir, 'data'), '--database-url', database.url]);
   try {
     const socket = createSocket('udp4');
