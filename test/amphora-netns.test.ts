@@ -9,11 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bridgeManagementNetwork, bridgeTenantNetworks, defaultConfig } from '../src/config.js';
 import { IP, netnsExists, netnsPids } from '../src/linux-net/ip.js';
-import { amphoraUid } from '../src/compute/netns-compute/netns-compute.js';
+import { asAmphora } from './support/as-amphora.js';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { unmet } from './support/requirements.js';
 import { collectBodies, eventually, httpGet, randomPort } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
@@ -160,9 +158,7 @@ describe('amphorae in namespaces on bridge networks, through the openstack CLI',
     const [amphora] = await amphorae(lbId);
     const id = String(amphora!.id);
     const agentPid = netnsPids(`${lab.net.fabric}-${id}`)[0]!;
-    const uid = String(amphoraUid(id));
-    /** Runs a command as the amphora runs its programs: in its network and mount namespaces, under its uid and gid. */
-    const inAmphora = (...argv: string[]) => promisify(execFile)('/usr/bin/nsenter', ['-t', String(agentPid), '-n', '-m', '-S', uid, '-G', uid, '--', ...argv], { timeout: 15_000 });
+    const inAmphora = (...argv: string[]) => asAmphora(id, agentPid, ...argv);
     /** 'open', 'refused' or 'dropped': what a TCP connection from inside the amphora meets. */
     const connect = async (host: string, port: number) => {
       try {

@@ -45,9 +45,10 @@ const API_RULES: Record<string, (value: string) => void> = {
 };
 
 /** The renderer's encoder of each field HAProxy reads, per `resource.field`. */
+const cipherList = (field: string, value: string) => Object.values(enc.cipherList(field, value)).flat().join(':');
 const RENDERERS: Record<string, (field: string, value: string) => string> = {
-  'listener.tls_ciphers': (field, value) => Object.values(enc.cipherList(field, value)).flat().join(':'),
-  'pool.tls_ciphers': (field, value) => Object.values(enc.cipherList(field, value)).flat().join(':'),
+  'listener.tls_ciphers': cipherList,
+  'pool.tls_ciphers': cipherList,
   'l7policy.redirect_url': redirectLocation,
   'l7policy.redirect_prefix': redirectLocation,
 };

@@ -5,6 +5,7 @@
  * client namespace, the controller's data directory stays out of its sight, and a fresh driver (a
  * restarted controller) finds it and deletes every trace of it.
  */
+import { asAmphora } from '../../../test/support/as-amphora.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -36,12 +37,6 @@ interface Lab extends NetnsLab {
 async function lab(t: { after(fn: () => Promise<void> | void): void }): Promise<Lab> {
   const l = await netnsLab(t);
   return { ...l, spec: await l.specFor(AMPHORA_ID) };
-}
-
-/** `argv` run as the amphora runs: in its network and mount namespaces, as its uid. */
-function asAmphora(pid: number, ...argv: string[]): Promise<{ stdout: string; stderr: string }> {
-  const uid = String(amphoraUid(AMPHORA_ID));
-  return run('/usr/bin/nsenter', ['-t', String(pid), '-m', '-n', '-S', uid, '-G', uid, '--', ...argv], { timeout: 10_000 });
 }
 
 test('an amphora boots into its own namespaces on the management bridge, under its own uid (its boot time printed)', options, async (t) => {
@@ -80,14 +75,14 @@ test("the amphora sees its own directory but not the controller's data directory
   const computeId = await l.compute.boot(l.spec, AbortSignal.timeout(10_000));
   await l.compute.started(computeId, AbortSignal.timeout(10_000));
   const { pid } = pidRecord(l.spec.dir);
-  await assert.rejects(asAmphora(pid, 'cat', join(l.dataDir, 'controller-secret')), /No such file or directory/);
-  await assert.rejects(asAmphora(pid, 'ls', join(l.dataDir, 'pki')), /No such file or directory/);
-  assert.equal((await asAmphora(pid, 'ls', l.dataDir)).stdout, 'amphorae\n');
-  assert.equal((await asAmphora(pid, 'ls', join(l.dataDir, 'amphorae'))).stdout, `${AMPHORA_ID}\n`);
-  assert.match((await asAmphora(pid, 'cat', join(l.spec.dir, 'agent.json'))).stdout, new RegExp(AMPHORA_ID));
-  assert.equal((await asAmphora(pid, 'ls', '-A', '/run')).stdout, '', "none of the machine's sockets and namespaces");
+  await assert.rejects(asAmphora(AMPHORA_ID, pid, 'cat', join(l.dataDir, 'controller-secret')), /No such file or directory/);
+  await assert.rejects(asAmphora(AMPHORA_ID, pid, 'ls', join(l.dataDir, 'pki')), /No such file or directory/);
+  assert.equal((await asAmphora(AMPHORA_ID, pid, 'ls', l.dataDir)).stdout, 'amphorae\n');
+  assert.equal((await asAmphora(AMPHORA_ID, pid, 'ls', join(l.dataDir, 'amphorae'))).stdout, `${AMPHORA_ID}\n`);
+  assert.match((await asAmphora(AMPHORA_ID, pid, 'cat', join(l.spec.dir, 'agent.json'))).stdout, new RegExp(AMPHORA_ID));
+  assert.equal((await asAmphora(AMPHORA_ID, pid, 'ls', '-A', '/run')).stdout, '', "none of the machine's sockets and namespaces");
   // The controller's own record of the amphora stays the controller's: the sticky directory keeps the agent from replacing it.
-  await assert.rejects(asAmphora(pid, 'mv', '-f', join(l.spec.dir, 'agent.json'), join(l.spec.dir, 'agent.pid')), /Operation not permitted|Permission denied/);
+  await assert.rejects(asAmphora(AMPHORA_ID, pid, 'mv', '-f', join(l.spec.dir, 'agent.json'), join(l.spec.dir, 'agent.pid')), /Operation not permitted|Permission denied/);
 });
 
 test('an agent installed under /tmp, which amphorae get privately, runs from its own directory bound back read-only', options, async (t) => {
@@ -108,9 +103,9 @@ test('an agent installed under /tmp, which amphorae get privately, runs from its
   const computeId = await compute.boot(l.spec, AbortSignal.timeout(10_000));
   await compute.started(computeId, AbortSignal.timeout(10_000));
   const { pid } = pidRecord(l.spec.dir);
-  assert.deepEqual((await asAmphora(pid, 'ls', '/tmp')).stdout.split('\n').filter(Boolean), [basename(l.dataDir), basename(installed)].sort(), 'of all /tmp, only the data directory (empty but for the amphora) and the directory the agent needs');
-  assert.equal((await asAmphora(pid, 'cat', join(installed, 'beside-the-agent'))).stdout, 'visible');
-  await assert.rejects(asAmphora(pid, 'touch', join(installed, 'written')), /Read-only file system/);
+  assert.deepEqual((await asAmphora(AMPHORA_ID, pid, 'ls', '/tmp')).stdout.split('\n').filter(Boolean), [basename(l.dataDir), basename(installed)].sort(), 'of all /tmp, only the data directory (empty but for the amphora) and the directory the agent needs');
+  assert.equal((await asAmphora(AMPHORA_ID, pid, 'cat', join(installed, 'beside-the-agent'))).stdout, 'visible');
+  await assert.rejects(asAmphora(AMPHORA_ID, pid, 'touch', join(installed, 'written')), /Read-only file system/);
 });
 
 test('HAProxy serves the VIP inside the amphora to a client namespace on a tenant bridge', options, async (t) => {

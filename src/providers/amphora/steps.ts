@@ -59,7 +59,7 @@ export async function findBuiltAmphorae(db: Q, jobId: string, rounds?: readonly 
   return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId, rounds)).orderBy('role').execute();
 }
 
-/** The amphorae the round builds; round 1 may rightly build none (see replacedIn). */
+/** The amphorae the round builds; round 1 may rightly build none (see roundPlan). */
 async function builtAmphorae(ctx: StepContext, round: Round = 0): Promise<AmphoraRow[]> {
   const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [round]);
   if (!amphorae.length && round === 0) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
