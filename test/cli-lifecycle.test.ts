@@ -136,6 +136,23 @@ describe('openstack CLI against ostia up', { skip: unmet('openstack-cli'), concu
       assert.deepEqual(lines(byId.tags), ['blue', 'red']);
     });
 
+    it('the installed openstack binary, run as a user runs it, prints what the in-process runner prints, success and failure', async () => {
+      const { a } = await created();
+      const args = ['loadbalancer', 'show', String(a.id), '-f', 'json'];
+      const [own, inRunner] = await Promise.all([cli.binary(ADMIN, args), cli.run(ADMIN, args)]);
+      assert.equal(own.code, 0, own.stderr);
+      assert.deepEqual(JSON.parse(own.stdout), JSON.parse(inRunner.stdout));
+      const missing = ['loadbalancer', 'show', 'no-such-lb'];
+      const [ownMiss, runnerMiss] = await Promise.all([cli.binary(ADMIN, missing), cli.run(ADMIN, missing)]);
+      assert.equal(ownMiss.code, 1);
+      assert.equal(runnerMiss.code, ownMiss.code);
+      assert.equal(runnerMiss.stderr.trim(), ownMiss.stderr.trim());
+      const usage = ['loadbalancer', 'create', '--no-such-flag'];
+      const [ownUsage, runnerUsage] = await Promise.all([cli.binary(ADMIN, usage), cli.run(ADMIN, usage)]);
+      assert.equal(runnerUsage.code, ownUsage.code);
+      assert.notEqual(ownUsage.code, 0);
+    });
+
     it('sets and unsets name, description, admin state and tags', async () => {
       // A load balancer of its own, so the filters and names the other steps check stay as they made them.
       const c = await show(ADMIN, ['loadbalancer', 'create', '--name', 'cli-lb-c', '--description', 'first', '--vip-subnet-id', 'public-subnet', '--tag', 'cyan', '--tag', 'magenta', '--wait']);

@@ -1,12 +1,20 @@
 /**
  * Runs the real `openstack` CLI (python-openstackclient + octaviaclient) against a clouds.yaml.
- * Each call is a fresh Python process (~1 s of start-up), so calls from independent
- * lifecycles may overlap, up to a bound that keeps a 2-core machine responsive.
+ * A fresh `openstack` process spends ~4 s of CPU importing its plug-ins before it sends a request
+ * (8 s a call beside a CPU hog, 150 calls in one test file), so each call runs the entry point's own
+ * `OpenStackShell().run(argv)` in a long-lived Python process of the entry point's interpreter
+ * (openstack-runner.py); `binary` runs the installed `openstack` itself, which a test compares with.
+ * Calls from independent lifecycles may overlap, one runner each, up to a bound that keeps a 2-core
+ * machine responsive.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { pythonClientEnv } from './ostia-process.js';
 
 export const OPENSTACK_BIN = '/usr/bin/openstack';
+const RUNNER = fileURLToPath(new URL('../../../test/support/openstack-runner.py', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;
@@ -36,8 +44,78 @@ class Slots {
   }
 }
 
+/** The interpreter named by the entry point's #! line, so the runner imports the same openstackclient. */
+function entryPointPython(): string {
+  const shebang = readFileSync(OPENSTACK_BIN, 'utf8').split('\n')[0]!;
+  const match = /^#!\s*(\S+)/.exec(shebang);
+  if (!match) throw new Error(`${OPENSTACK_BIN} has no #! line naming its Python`);
+  return match[1]!;
+}
+
+/** One Python process running one command at a time; it ends when its stdin closes (the test process exits). */
+class Runner {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly answers: string[] = [];
+  private waiter: ((line: string | null) => void) | null = null;
+  private ended = false;
+
+  constructor(env: NodeJS.ProcessEnv) {
+    this.child = spawn(entryPointPython(), [RUNNER], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    let stderr = '';
+    this.child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.deliver(line));
+    this.child.on('close', (code) => {
+      this.ended = true;
+      this.deliver(null, `openstack runner exited ${code}: ${stderr}`);
+    });
+    this.child.on('error', () => undefined);
+    // Idle runners must not keep a finished test file's process alive.
+    this.child.unref();
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) (stream as unknown as { unref(): void }).unref();
+  }
+
+  get usable(): boolean {
+    return !this.ended;
+  }
+
+  private deliver(line: string | null, why?: string): void {
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      w(line ?? JSON.stringify({ crashed: why }));
+    } else if (line !== null) this.answers.push(line);
+  }
+
+  async run(argv: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+    const ref = [this.child.stdout, this.child.stdin] as unknown as Array<{ ref(): void; unref(): void }>;
+    for (const s of ref) s.ref();
+    try {
+      this.child.stdin.write(JSON.stringify({ argv }) + '\n');
+      const line = await new Promise<string | null>((resolve, reject) => {
+        const queued = this.answers.shift();
+        if (queued !== undefined) return resolve(queued);
+        const timer = setTimeout(() => {
+          this.waiter = null;
+          this.child.kill('SIGKILL');
+          reject(new Error(`did not finish within ${timeoutMs} ms`));
+        }, timeoutMs);
+        this.waiter = (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        };
+      });
+      const answer = JSON.parse(line!) as { code: number; stdout: string; stderr: string; crashed?: string };
+      if (answer.crashed !== undefined) throw new Error(answer.crashed);
+      return answer;
+    } finally {
+      for (const s of ref) s.unref();
+    }
+  }
+}
+
 export class OpenstackCli {
   private readonly slots: Slots;
+  private readonly idle: Runner[] = [];
   private readonly timeoutMs: number;
   /** Every call made, with its wall time, for the summary a slow run needs. */
   readonly calls: Array<{ command: string; ms: number; code: number | null }> = [];
@@ -56,7 +134,7 @@ export class OpenstackCli {
     await this.slots.take();
     const started = Date.now();
     try {
-      const result = await this.spawnOnce(argv, command);
+      const result = await this.inRunner(argv, command);
       this.calls.push({ command, ms: Date.now() - started, code: result.code });
       return result;
     } finally {
@@ -85,6 +163,32 @@ export class OpenstackCli {
     const r = await this.run(cloud, args);
     if (r.code === 0) throw new Error(`${r.command} was expected to fail but succeeded:\n${r.stdout}`);
     return `${r.stderr}\n${r.stdout}`;
+  }
+
+  private async inRunner(argv: readonly string[], command: string): Promise<CliResult> {
+    let runner = this.idle.pop();
+    while (runner && !runner.usable) runner = this.idle.pop();
+    runner ??= new Runner(pythonClientEnv(this.cloudsYaml));
+    try {
+      const r = await runner.run(argv, this.timeoutMs);
+      return { ...r, command };
+    } catch (e) {
+      throw new Error(`${command}: ${(e as Error).message}`);
+    } finally {
+      if (runner.usable) this.idle.push(runner);
+    }
+  }
+
+  /** The installed `openstack` as a user runs it: a process of its own. */
+  async binary(cloud: string, args: readonly string[]): Promise<CliResult> {
+    const argv = ['--os-cloud', cloud, ...args];
+    const command = `openstack ${argv.map(shellQuote).join(' ')}`;
+    await this.slots.take();
+    try {
+      return await this.spawnOnce(argv, command);
+    } finally {
+      this.slots.give();
+    }
   }
 
   private spawnOnce(argv: readonly string[], command: string): Promise<CliResult> {
