@@ -48,7 +48,7 @@ import { progress } from './support/progress.js';
 import { median, percentile } from './support/stats.js';
 import { line, num } from './support/table.js';
 import { agentReloadReasons, assertSameHaproxy, findAmphora, haproxySettings, waitLbActive, type AmphoraTarget, type HandTarget, type HaproxySettings, type HaproxyTarget } from './support/targets.js';
-import { startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
+import { startWrk, writeWrkScript, type WrkResult } from '../src/cli/baseline/wrk.js';
 
 const run = promisify(execFile);
 

@@ -67,7 +67,7 @@ import { runSTime } from './support/s-time.js';
 import { median, medianOrNull, percentile } from './support/stats.js';
 import { line, num } from './support/table.js';
 import { API_POLL_MS, agentReloadReasons, assertSameHaproxy, findAmphora, haproxySettings, waitLbActive, type AmphoraTarget, type HandTarget, type HaproxySettings, type HaproxyTarget } from './support/targets.js';
-import { startWrk, writeWrkScript, type WrkResult } from './support/wrk.js';
+import { startWrk, writeWrkScripts, type WrkResult } from '../src/cli/baseline/wrk.js';
 
 const SERVER_NAME = 'bench.example.com';
 /** Leaves the renewals cycle through: the listener starts on the first. */
@@ -351,14 +351,6 @@ interface Run extends LoadRun {
 interface Scripts {
   keepalive: string;
   close: string;
-}
-
-function writeScripts(dir: string): Scripts {
-  const keepalive = writeWrkScript(dir);
-  const close = join(dir, 'close.lua');
-  // Read by wrk.init when it builds the request, so every request says it, and wrk reconnects after each response.
-  writeFileSync(close, `wrk.headers["Connection"] = "close"\n${readFileSync(keepalive, 'utf8')}`);
-  return { keepalive, close };
 }
 
 const url = (t: HaproxyTarget) => `https://${t.address}:${t.port}/`;
@@ -709,7 +701,7 @@ function command(p: Params, json: boolean): string {
 
 runBench(HELP, parseParams, ({ p, json }) =>
   inLab({ name: 'bench-tls', extras: 0 }, async (lab) => {
-    const scripts = writeScripts(lab.work);
+    const scripts = writeWrkScripts(lab.work);
     const pki = createTestPki();
     lab.onTeardown(() => pki.remove());
     const trust = pki.root.certPem;

@@ -174,6 +174,13 @@ const ConfigSchema = Closed({
      * only, with network.driver bridge); `noop` is Octavia's compute_noop_driver + amphora_noop_driver, a test mode (see COMPUTE_NOOP_NOTICE).
      */
     driver: Type.Union(ComputeDrivers.map((d) => Type.Literal(d))),
+    /**
+     * What an amphora of each compute flavor (a flavor profile's `compute_flavor`) reserves on its host, as
+     * `ostia plan` counts it: on a cloud the Nova flavor's vCPUs, RAM and disk. `default` is for amphorae whose
+     * flavor names none (Octavia's `amp_flavor_id`); its default is Octavia's amphora flavor. Amphorae of
+     * `local` and `netns` are processes: the plan counts their memory and disk as measured, when any run.
+     */
+    flavors: Type.Record(Type.String(), Closed({ vcpus: Type.Integer({ minimum: 1 }), ramMiB: Type.Integer({ minimum: 1 }), diskGiB: Type.Integer({ minimum: 0 }) })),
   }),
   ovn: Closed({
     /**
@@ -227,6 +234,9 @@ export const NETWORK_NOOP_NOTICE =
   'network.driver noop is a test mode: any UUID is a subnet, network or port, and VIPs get synthetic addresses (198.51.100.0/24, 2001:db8::/64) that nothing serves.';
 export const IDENTITY_TESTING_NOTICE =
   "identity.mode testing is a test mode: callers name their own project and roles in X-Project-Id and X-Roles, so anyone can claim any role; never use it outside tests.";
+
+/** The compute.flavors entry of amphorae whose flavor names no compute_flavor. */
+export const DEFAULT_COMPUTE_FLAVOR = 'default';
 
 export const computeIsNoop = (config: Pick<Config, 'compute'>): boolean => config.compute.driver === 'noop';
 
@@ -336,7 +346,7 @@ export function defaultConfig(dataDir: string): Config {
       maxconn: 8000,
       vrrpAdvertIntervalMs: 100,
     },
-    compute: { driver: 'local' },
+    compute: { driver: 'local', flavors: { [DEFAULT_COMPUTE_FLAVOR]: { vcpus: 1, ramMiB: 1024, diskGiB: 2 } } },
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
     worker: { leaseSeconds: 30, concurrency: 8 },
     log: { level: 'info' },

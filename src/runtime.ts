@@ -20,7 +20,7 @@ import { buildApp } from './api/app.js';
 import type { ApiDeps } from './api/context.js';
 import type { RequestContext } from './domain/context.js';
 import { amphoraDriver } from './providers/amphora/driver.js';
-import { agentClients, noopAgentClients, type AmphoraDepsLoader } from './providers/amphora/deps.js';
+import { agentClients, noopAgentClients, type AmphoraDeps, type AmphoraDepsLoader } from './providers/amphora/deps.js';
 import { openOnce } from './providers/open-once.js';
 import { createKeyManager, KEY_MANAGER_PREFIX, type KeyManager } from './keymanager/index.js';
 import { ovnDriver } from './providers/ovn/driver.js';
@@ -96,6 +96,16 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The management plane's certificate authorities (src/pki/ca.ts). */
+export function pkiDir(config: Config): string {
+  return join(config.dataDir, 'pki');
+}
+
+/** Where the local and netns compute drivers keep each amphora's directory. */
+export function amphoraRootDir(config: Config): string {
+  return join(config.dataDir, 'amphorae');
+}
+
 /**
  * The amphora provider's machinery on this machine: the CA under DATA_DIR/pki, amphorae under
  * DATA_DIR/amphorae as local processes on loopback addresses (compute.driver local), or in
@@ -104,11 +114,17 @@ export interface Runtime {
  * the first flow that needs it, so API-only processes neither load nor touch it.
  */
 function amphoraDeps(config: Config, keyManager: KeyManager): AmphoraDepsLoader {
+  const machinery = amphoraMachinery(config);
+  return openOnce(async () => ({ ...(await machinery()), keyManager }));
+}
+
+/** The amphora deps but the key manager: what booting an amphora needs (`ostia doctor --boot-test` boots one as the flows do). */
+export function amphoraMachinery(config: Config): () => Promise<Omit<AmphoraDeps, 'keyManager'>> {
   return openOnce(async () => {
     const { CertificateAuthority } = await import('./pki/ca.js');
-    const ca = await CertificateAuthority.open(join(config.dataDir, 'pki'));
-    const rootDir = join(config.dataDir, 'amphorae');
-    const common = { settings: config.amphora, ca, keyManager };
+    const ca = await CertificateAuthority.open(pkiDir(config));
+    const rootDir = amphoraRootDir(config);
+    const common = { settings: config.amphora, ca };
     if (config.compute.driver === 'netns') {
       const [{ BridgeNetwork }, { NetnsCompute }] = await Promise.all([import('./network/bridge-network/bridge-network.js'), import('./compute/netns-compute/netns-compute.js')]);
       let network: InstanceType<typeof BridgeNetwork>;

@@ -7,7 +7,7 @@
  */
 import { progress } from './progress.js';
 import { median, medianOrNull } from './stats.js';
-import type { WrkResult } from './wrk.js';
+import type { WrkResult } from '../../src/cli/baseline/wrk.js';
 
 /** Each warm-up run, on each target. */
 const WARMUP_S = 2;

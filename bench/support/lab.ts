@@ -18,7 +18,7 @@ import { ApiClient } from './lifecycle-api.js';
 import { progress } from './progress.js';
 import { killAllSTime } from './s-time.js';
 import { handTarget, type HandTarget, type HaproxySettings } from './targets.js';
-import { killAllWrk } from './wrk.js';
+import { killAllWrk } from '../../src/cli/baseline/wrk.js';
 
 export interface Lab {
   /** The scratch directory, removed at teardown. */

@@ -12,11 +12,15 @@ import { housekeeping } from './housekeeping.js';
 import { trace } from './trace.js';
 import { certs } from './certs.js';
 import { audit } from './audit.js';
+import { doctor } from './doctor.js';
+import { advise } from './advise.js';
+import { plan } from './plan.js';
 import { config } from './config.js';
 import { agent } from './agent.js';
 import { server } from './server.js';
+import { baseline } from './baseline.js';
 
-const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, audit, config, server, agent];
+const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, audit, doctor, advise, plan, baseline, config, server, agent];
 const isGroup = (c: Command | CommandGroup): c is CommandGroup => 'commands' in c;
 
 function overview(): string {

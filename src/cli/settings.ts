@@ -120,7 +120,7 @@ export function withTokenSecret(config: Config): Config {
   return ensureTokenSecret(config, ...dataDirSecret(tokenSecretFile(config)));
 }
 
-function heartbeatSecretFile(config: Config): string {
+export function heartbeatSecretFile(config: Config): string {
   return join(config.dataDir, 'heartbeat-secret');
 }
 

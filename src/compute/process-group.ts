@@ -63,15 +63,19 @@ export function leaderRunning(record: GroupRecord): boolean {
   return stat !== null && stat.state !== 'Z' && (record.startTime === null || stat.startTime === record.startTime);
 }
 
-/** Some non-zombie process is still in the group (HAProxy may outlive a crashed agent). */
-function groupAlive(pgid: number): boolean {
-  if (!HAS_PROC) return signalExists(-pgid);
+/** The group's non-zombie processes, found one by one in /proc. */
+function* groupProcesses(pgid: number): Generator<number> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readStat(Number(entry));
-    if (stat && stat.pgrp === pgid && stat.state !== 'Z') return true;
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z') yield Number(entry);
   }
-  return false;
+}
+
+/** Some non-zombie process is still in the group (HAProxy may outlive a crashed agent). */
+function groupAlive(pgid: number): boolean {
+  if (!HAS_PROC) return signalExists(-pgid);
+  return !groupProcesses(pgid).next().done;
 }
 
 /**
@@ -91,6 +95,11 @@ export function groupsWorkingIn(dir: string): GroupRecord[] {
     }
   });
   return groupsOf(working.map(Number));
+}
+
+/** The live (non-zombie) processes of the group `record` leads: none once it is gone or its pid reused. */
+export function groupMembers(record: GroupRecord): number[] {
+  return HAS_PROC && leaderRunning(record) ? [...groupProcesses(record.pid)] : [];
 }
 
 /** The groups the live (non-zombie) processes among `pids` belong to. */

@@ -4,14 +4,18 @@
  */
 import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBootConfig } from '../../src/compute/compute-driver.js';
+import { httpGet } from '../../src/cli/baseline/interruption.js';
 import { CertificateAuthority } from '../../src/pki/ca.js';
+
+/** One GET on a new connection; network failures resolve as status 0. */
+export { httpGet };
 
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `ostia-${prefix}-`));
@@ -111,21 +115,6 @@ export async function startBackend(name: string, address = loopbackAddress(), tl
         server.close(() => resolve());
       }),
   };
-}
-
-/** One GET on a new connection; network failures resolve as status 0. */
-export function httpGet(host: string, port: number, path = '/', timeoutMs = 3000): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const req = request({ host, port, path, agent: false, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.end();
-  });
 }
 
 /** One datagram from a new socket (so a new source port); the answer, or '' when none came within `timeoutMs`. */

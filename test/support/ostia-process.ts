@@ -90,7 +90,12 @@ export interface CliOutcome {
 
 /** `ostia ARGS` (bin/ostia.js) run to its end, or killed after 30 s, with what it wrote. */
 export function runOstia(...args: string[]): Promise<CliOutcome> {
-  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'ostia.js'), ...args], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  return runOstiaWithin(30_000, ...args);
+}
+
+/** runOstia for a command that takes longer (one that runs load): killed after `timeoutMs`. */
+export function runOstiaWithin(timeoutMs: number, ...args: string[]): Promise<CliOutcome> {
+  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'ostia.js'), ...args], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));

@@ -1,12 +1,12 @@
 /**
- * wrk (https://github.com/wg/wrk) as the load generator of the data-plane bench. Its figures are
- * read from a Lua `done` hook that prints one JSON line, not scraped from the human summary.
+ * wrk (https://github.com/wg/wrk) as the load generator of `ostia baseline` and the data-plane benches. Its
+ * figures are read from a Lua `done` hook that prints one JSON line, not scraped from the human summary.
  * A run can be cut short with SIGINT, on which wrk stops its threads and still reports.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runningChildren } from './processes.js';
+import { runningChildren } from './proc-stat.js';
 
 export interface WrkResult {
   connections: number;
@@ -48,6 +48,15 @@ export function writeWrkScript(dir: string): string {
   const path = join(dir, 'report.lua');
   writeFileSync(path, DONE_HOOK);
   return path;
+}
+
+/** The reporting hook, and the same with a new connection per request (`Connection: close`), written into `dir`. */
+export function writeWrkScripts(dir: string): { keepalive: string; close: string } {
+  const keepalive = writeWrkScript(dir);
+  const close = join(dir, 'close.lua');
+  // Read by wrk.init when it builds the request, so every request says it, and wrk reconnects after each response.
+  writeFileSync(close, `wrk.headers["Connection"] = "close"\n${DONE_HOOK}`);
+  return { keepalive, close };
 }
 
 const running = runningChildren();

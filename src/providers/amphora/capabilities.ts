@@ -117,6 +117,12 @@ export function validateAmphoraFlavorData(data: Record<string, unknown>, opts: {
     if (data[key] === true) throw refuse(`${key} True is not supported: loopback networking has no SR-IOV.`);
 }
 
+/** What a stored amphora flavor profile asks for: its topology (SINGLE unless it says otherwise) and compute flavor. */
+export function amphoraProfile(flavorData: string | null): { topology: 'SINGLE' | 'ACTIVE_STANDBY'; computeFlavor: string | null } {
+  const data = JSON.parse(flavorData ?? '{}') as { loadbalancer_topology?: string; compute_flavor?: string };
+  return { topology: data.loadbalancer_topology === 'ACTIVE_STANDBY' ? 'ACTIVE_STANDBY' : 'SINGLE', computeFlavor: data.compute_flavor ?? null };
+}
+
 export function validateAmphoraAvailabilityZoneData(data: Record<string, unknown>): void {
   validateProfileData(PROVIDER, AvailabilityZoneSchema, data);
   for (const [key, reason] of Object.entries(UnsupportedZoneKeys)) if (key in data) throw refuse(`${key} is not supported: ${reason}.`);

@@ -18,7 +18,7 @@ import type { AmphoraConfig, VrrpConfig } from '../../domain/amphora-config.js';
 import { ipVersion } from '../../domain/net.js';
 import type { SecurityGroup } from '../../network/network-driver.js';
 import type { AgentApi, AmphoraDeps, AmphoraDepsLoader } from './deps.js';
-import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
+import { ACTIVE_STANDBY_REFUSAL, amphoraProfile } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
 import { heartbeatKey } from './heartbeat-key.js';
 import { forgetFailovers } from '../../db/failover-memory.js';
@@ -115,9 +115,8 @@ async function placementOf(db: Q, lbId: string): Promise<Placement> {
     .select(['flavor_profile.flavor_data', 'azp.availability_zone_data'])
     .where('lb.id', '=', lbId)
     .executeTakeFirst();
-  const flavor = JSON.parse(row?.flavor_data ?? '{}') as { compute_flavor?: string; loadbalancer_topology?: string };
   const zone = JSON.parse(row?.availability_zone_data ?? '{}') as { compute_zone?: string };
-  return { computeFlavor: flavor.compute_flavor ?? null, zone: zone.compute_zone ?? null, topology: flavor.loadbalancer_topology === 'ACTIVE_STANDBY' ? 'ACTIVE_STANDBY' : 'SINGLE' };
+  return { ...amphoraProfile(row?.flavor_data ?? null), zone: zone.compute_zone ?? null };
 }
 
 /**

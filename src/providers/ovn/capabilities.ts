@@ -68,7 +68,8 @@ export const ovnCapabilities = capabilityTable(PROVIDER, [
 
 const { requireSupported } = ovnCapabilities;
 
-const presence = (value: unknown) => (value === null || value === undefined || (Array.isArray(value) && value.length === 0) ? 'absent' : PRESENT);
+/** How the table names a list or value field: given or not (an empty list is not given). */
+export const presence = (value: unknown) => (value === null || value === undefined || (Array.isArray(value) && value.length === 0) ? 'absent' : PRESENT);
 
 /**
  * A member of another IP family than the VIP, unless the VIPs themselves are of both families
