@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { timestamp } from '../../domain/time.js';
+import { agentUrlOf, newAmphoraRow } from '../../db/records/amphora.js';
 import { netnsExists } from '../../linux-net/ip.js';
 import { heartbeatKey } from '../../providers/amphora/heartbeat-key.js';
 import { amphoraMachinery } from '../../runtime.js';
@@ -83,7 +83,7 @@ export async function bootTest(db: Db, config: Config, plane: ManagementPlane, h
       (await step(
         'agent ready',
         async () => {
-          const client = await deps.agent({ id, agentUrl: agentUrl(address, settings.agentPort) });
+          const client = await deps.agent({ id, agentUrl: agentUrlOf(address, settings.agentPort) });
           try {
             const info = await client.waitReady(deadline(), Date.now() + settings.bootTimeoutMs);
             return `the agent answered GET /1.0/info over mutual TLS (HAProxy ${info.haproxyVersion}).`;
@@ -136,35 +136,6 @@ async function leftovers(db: Db, deps: Awaited<ReturnType<ReturnType<typeof amph
   return left;
 }
 
-const agentUrl = (address: string, port: number) => `https://${address.includes(':') ? `[${address}]` : address}:${port}`;
-
 function throwAwayRow(id: string, address: string, agentPort: number) {
-  return {
-    id,
-    load_balancer_id: null,
-    compute_id: null,
-    lb_network_ip: address,
-    vrrp_ip: null,
-    ha_ip: null,
-    vrrp_port_id: null,
-    ha_port_id: null,
-    cert_expiration: null,
-    cert_busy: 0,
-    role: null,
-    status: 'BOOTING' as const,
-    vrrp_interface: null,
-    vrrp_id: null,
-    vrrp_priority: null,
-    cached_zone: null,
-    image_id: null,
-    compute_flavor: null,
-    last_heartbeat_at: null,
-    last_heartbeat_seq: null,
-    config_version: 0,
-    agent_url: agentUrl(address, agentPort),
-    cert_serial: null,
-    status_reason: 'ostia doctor --boot-test',
-    created_at: timestamp(),
-    updated_at: null,
-  };
+  return newAmphoraRow(id, address, agentPort, { status: 'BOOTING', status_reason: 'ostia doctor --boot-test' });
 }

@@ -1,4 +1,5 @@
 import type { AmphoraRole, AmphoraStatus } from '../../domain/enums.js';
+import { timestamp } from '../../domain/time.js';
 import { codec, type Row } from './codec.js';
 import type { Timestamps } from './tree-object.js';
 
@@ -36,6 +37,41 @@ export interface AmphoraRecord extends Timestamps {
 export type AmphoraRow = Row<AmphoraRecord>;
 
 export const amphoraCodec = codec<AmphoraRecord>({ cert_busy: 'bool' });
+
+/** https://<management address>:<port>, an IPv6 address bracketed. */
+export const agentUrlOf = (address: string, port: number): string => `https://${address.includes(':') ? `[${address}]` : address}:${port}`;
+
+/** A new amphora on its management address, before its boot fills its compute, certificate and VRRP columns. */
+export function newAmphoraRow(id: string, address: string, agentPort: number, given: Partial<AmphoraRow> & Pick<AmphoraRow, 'status'>): AmphoraRow {
+  return {
+    id,
+    load_balancer_id: null,
+    compute_id: null,
+    lb_network_ip: address,
+    vrrp_ip: null,
+    ha_ip: null,
+    vrrp_port_id: null,
+    ha_port_id: null,
+    cert_expiration: null,
+    cert_busy: 0,
+    role: null,
+    vrrp_interface: null,
+    vrrp_id: null,
+    vrrp_priority: null,
+    cached_zone: null,
+    image_id: null,
+    compute_flavor: null,
+    last_heartbeat_at: null,
+    last_heartbeat_seq: null,
+    config_version: 0,
+    agent_url: agentUrlOf(address, agentPort),
+    cert_serial: null,
+    status_reason: null,
+    created_at: timestamp(),
+    updated_at: null,
+    ...given,
+  };
+}
 
 /** Counters per listener and amphora, accumulated from heartbeat deltas. */
 export interface ListenerStatisticsRecord {

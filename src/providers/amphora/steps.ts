@@ -11,7 +11,7 @@ import { nameBasedUuid } from '../../domain/ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
 import type { Database } from '../../db/schema.js';
-import type { AmphoraRow } from '../../db/records/amphora.js';
+import { newAmphoraRow, type AmphoraRow } from '../../db/records/amphora.js';
 import { timestamp } from '../../domain/time.js';
 import { buildAmphoraConfig } from './config-builder.js';
 import type { AmphoraConfig, VrrpConfig } from '../../domain/amphora-config.js';
@@ -219,34 +219,17 @@ export function createAmphora(load: AmphoraDepsLoader, round: Round = 0): Step {
           const address = await network.allocateManagementAddress(trx, id);
           await trx
             .insertInto('amphora')
-            .values({
-              id,
-              load_balancer_id: ctx.loadBalancerId,
-              compute_id: null,
-              lb_network_ip: address,
-              vrrp_ip: null,
-              ha_ip: null,
-              vrrp_port_id: null,
-              ha_port_id: null,
-              cert_expiration: null,
-              cert_busy: 0,
-              role,
-              status: 'PENDING_CREATE',
-              vrrp_interface: null,
-              vrrp_id: VRRP_ID,
-              vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
-              cached_zone: placement.zone,
-              image_id: null,
-              compute_flavor: placement.computeFlavor,
-              last_heartbeat_at: null,
-              last_heartbeat_seq: null,
-              config_version: 0,
-              agent_url: `https://${address.includes(':') ? `[${address}]` : address}:${settings.agentPort}`,
-              cert_serial: null,
-              status_reason: null,
-              created_at: timestamp(),
-              updated_at: null,
-            })
+            .values(
+              newAmphoraRow(id, address, settings.agentPort, {
+                load_balancer_id: ctx.loadBalancerId,
+                role,
+                status: 'PENDING_CREATE',
+                vrrp_id: VRRP_ID,
+                vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
+                cached_zone: placement.zone,
+                compute_flavor: placement.computeFlavor,
+              }),
+            )
             .execute();
         }
       });
