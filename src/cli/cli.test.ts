@@ -419,6 +419,18 @@ test('api, worker, health and housekeeping refuse SQLite; health and housekeepin
   }
 });
 
+test('a worker of the amphora provider run apart refuses to start without the secrets it shares with the api and the health manager', { skip: unmet('haproxy') }, async (t) => {
+  const dir = tempDir();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const worker = (file: string) => runOstia('worker', '--config', file, '--data-dir', join(dir, 'd'), '--database-url', 'postgres://nobody@127.0.0.1:1/none');
+  const noKey = await worker(await writeAmphoraConfig(dir, { amphora: { heartbeatSecret: 'h'.repeat(64) } }));
+  assert.equal(noKey.code, 1);
+  assert.match(noKey.stderr, /^ostia worker: runs the worker of the amphora provider apart from the api, but keyManager\.encryptionKey is empty: .*\. Set keyManager\.encryptionKey .* in the config file that every Ostia process reads\.\n$/);
+  const noSecret = await worker(await writeAmphoraConfig(dir, { keyManager: { encryptionKey: 'k'.repeat(43) + '=' } }));
+  assert.equal(noSecret.code, 1);
+  assert.match(noSecret.stderr, /^ostia worker: runs the worker of the amphora provider apart from the health manager, but amphora\.heartbeatSecret is empty/);
+});
+
 test('under compute.driver noop no health manager runs: up announces no health_listen and leaves its address free; health says there is nothing to watch', async (t) => {
   const dir = tempDir();
   t.after(() => rmSync(dir, { recursive: true, force: true }));

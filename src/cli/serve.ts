@@ -51,7 +51,7 @@ export async function serve(options: Config, roles: Roles, json: boolean): Promi
   if (roles.worker && amphoraeRun(options)) await preflightAmphorae(options);
   const fixed = roles.api || sqlitePath(options) || roles.addressBlock ? prepareDataDir(options) : [];
   const placed = roles.addressBlock ? withBlock(options, claimBlock(options.dataDir)) : options;
-  const config = withHeartbeat(roles.api ? withKeyManagerKey(withTokenSecret(placed)) : placed, roles);
+  const config = withHeartbeat(withSealingKey(roles.api ? withTokenSecret(placed) : placed, roles), roles);
   const log = pino({ level: config.log.level }, pino.destination({ dest: 2, sync: true }));
   for (const line of fixed) log.warn(`data directory was open to other users: ${line}`);
   const runtime = await openRuntime(config, roles, log);
@@ -100,6 +100,21 @@ function withHeartbeat(config: Config, roles: Roles): Config {
   throw new CliError(
     `runs the ${roles.worker ? 'worker' : 'health manager'} of the amphora provider apart from the ${roles.worker ? 'health manager' : 'worker'}, but amphora.heartbeatSecret is empty: both must derive the amphorae's heartbeat keys from one secret`,
     "Set amphora.heartbeatSecret (e.g. from 'openssl rand -hex 32') in the config file that every Ostia process reads.",
+  );
+}
+
+/**
+ * The api seals the key manager's payloads and the worker opens them to ship certificates to its
+ * amphorae. In one process the key may live in the data directory; run apart, they share only the
+ * config file, so it must be there.
+ */
+function withSealingKey(config: Config, roles: Roles): Config {
+  if (config.keyManager.mode === 'external' || config.keyManager.encryptionKey) return config;
+  if (roles.api) return withKeyManagerKey(config);
+  if (!roles.worker || !amphoraeRun(config)) return config;
+  throw new CliError(
+    "runs the worker of the amphora provider apart from the api, but keyManager.encryptionKey is empty: the worker opens the certificates the api's key manager sealed, so both need its key",
+    "Set keyManager.encryptionKey (e.g. from 'openssl rand -base64 32') in the config file that every Ostia process reads.",
   );
 }
 

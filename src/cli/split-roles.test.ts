@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,41 +16,11 @@ import { freshPostgresDatabase } from '../../test/support/postgres.js';
 import { VIP_SUBNET_ID } from '../config.js';
 import { postgresPassOnly } from '../../test/support/requirements.js';
 import { createSocket } from 'node:dgram';
+import { ROLE_ENV as CHILD_ENV, startRole, stopRole } from '../../test/support/role-process.js';
 import { eventually, freeTcpPort, freeUdpPort } from '../../test/support/amphora-fixtures.js';
 
 const SERVER_URL = process.env.OSTIA_TEST_DATABASE_URL;
 const BIN = join(repoRoot(), 'bin', 'ostia.js');
-/** The caller's OSTIA_* settings must not leak into the commands under test. */
-const CHILD_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OSTIA_')));
-
-interface Role {
-  child: ChildProcess;
-  announced: { url: string | null; clouds_yaml: string | null; pid: number };
-  exited: Promise<number | null>;
-  stderr(): string;
-}
-
-/** Starts a role with --json and waits for the line it prints once running. */
-async function startRole(args: string[]): Promise<Role> {
-  const child = spawn(process.execPath, [BIN, ...args, '--json'], { env: CHILD_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
-    });
-    exited.then((code) => reject(new Error(`ostia ${args[0]} exited with ${code} before announcing itself:\n${stderr}`)));
-  });
-  return { child, announced: JSON.parse(line), exited, stderr: () => stderr };
-}
-
-async function stopRole(role: Role): Promise<number | null> {
-  role.child.kill('SIGTERM');
-  return role.exited;
-}
 
 async function provisioningStatus(databaseUrl: string, lbId: string): Promise<string> {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -11,8 +11,11 @@ import type { KeyManager, Material } from './index.js';
 
 /** A reference the service cannot read (deleted, never given a payload, not of this key manager). */
 export class UnretrievableReference extends Error {
-  constructor(readonly ref: string) {
-    super(`cannot retrieve ${ref}`);
+  constructor(
+    readonly ref: string,
+    why?: string,
+  ) {
+    super(`cannot retrieve ${ref}${why ? `: ${why}` : ''}`);
     this.name = 'UnretrievableReference';
   }
 }
@@ -30,7 +33,9 @@ async function resolve(keyManager: KeyManager, ref: string): Promise<Material> {
   try {
     return await keyManager.resolveForService(ref);
   } catch (e) {
-    if (e instanceof MissingReferenceError || e instanceof ForeignReferenceError) throw new UnretrievableReference(ref);
+    if (e instanceof MissingReferenceError) throw new UnretrievableReference(ref);
+    // A reference the API handed out that another process calls foreign: their public URLs differ.
+    if (e instanceof ForeignReferenceError) throw new UnretrievableReference(ref, `${e.message}; every Ostia process must be given the same api.publicUrl (or api.host and api.port) in the config file they all read`);
     throw e;
   }
 }
