@@ -19,6 +19,8 @@ import { killAll, processesUnder, runOstiaWithin, startOstia, type OstiaProcess 
 import { freshPostgresDatabase } from './support/postgres.js';
 import { unmet } from './support/requirements.js';
 import { eventually } from './support/amphora-fixtures.js';
+import { svgTexts } from './support/svg.js';
+import { XMLValidator } from 'fast-xml-parser';
 
 const nftRoot = process.getuid?.() === 0 && !unmet('namespaces') ? false : 'root is needed to add an nftables rule';
 
@@ -96,8 +98,13 @@ describe('ostia doctor against a running service with loopback amphorae', { skip
   });
 
   it('boots a throw-away amphora with the configured drivers, times each step, and leaves nothing behind', { timeout: 240_000 }, async () => {
-    const { code, report } = await doctor('--boot-test');
+    const picture = join(configDir, 'doctor.svg');
+    const { code, report } = await doctor('--boot-test', '--picture', picture);
     const steps = report.checks.filter((c) => c.check.startsWith('boot: '));
+    const svg = readFileSync(picture, 'utf8');
+    assert.equal(XMLValidator.validate(svg), true);
+    const drawn = svgTexts(svg);
+    for (const c of report.checks.filter((x) => x.ms !== null)) assert.ok(drawn.includes(String(c.ms)), `${c.check} ${c.ms} ms drawn`);
     assert.deepEqual(steps.map((s) => [s.check, s.result]), [['boot: address', 'ok'], ['boot: boot', 'ok'], ['boot: agent ready', 'ok'], ['boot: first heartbeat', 'ok'], ['boot: remove', 'ok']], JSON.stringify(steps));
     assert.ok(steps.every((s) => typeof s.ms === 'number' && s.ms >= 0));
     assert.equal(code, 0);

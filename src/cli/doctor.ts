@@ -17,6 +17,7 @@ import { bootTest } from './doctor/boot-test.js';
 import { managementPlane } from './doctor/plane.js';
 import { addressPoolChecks, certificateChecks, databaseClockCheck, healthManagerCheck } from './doctor/service-checks.js';
 import { renderChecks, row, summary, type CheckRow } from './doctor/verdict.js';
+import { chartSvg, pictureOption, writePicture } from './picture.js';
 import { join } from 'node:path';
 import { configFromFlags, databaseOption, dataDirOption, heartbeatSecretFile, openExisting } from './settings.js';
 
@@ -38,6 +39,7 @@ export const doctor: Command = {
     ...databaseOption,
     'boot-test': { type: 'boolean', help: 'also boot a throw-away amphora with the configured drivers, time each step, and remove it' },
     timeout: { type: 'string', value: 'SECONDS', help: `how long each probe of an agent waits (default ${DEFAULT_TIMEOUT_S})` },
+    ...pictureOption,
   },
   details: [
     'Run it on the controller\'s machine, as the service\'s user (root for compute.driver netns), with the --data-dir and',
@@ -45,6 +47,7 @@ export const doctor: Command = {
     'and probes each agent as the controller does. Each row is one check with its verdict (ok, WARN, FAIL) and a sentence',
     'saying what was found and what to do. Firewall rows walk the nftables rules of every namespace the management plane\'s',
     'packets cross (this machine\'s, the bridge fabric\'s, the amphora\'s) and name the rule that drops them.',
+    '--picture FILE draws the timed checks (each agent\'s connect, handshake and API call; the boot test\'s steps) as bars.',
     '--boot-test boots an amphora of no load balancer (the health manager records its heartbeats, never fails it over), then',
     'removes its processes, namespace, directory, address and row, even when a step fails, and checks that nothing is left.',
     `Exit status: 0 no check failed (warnings allowed), ${CHECK_FAILED_EXIT} a check failed, 1 the doctor itself failed, 2 usage.`,
@@ -63,6 +66,7 @@ export const doctor: Command = {
       await db.close();
     }
     const report: DoctorReport = { checks, ...summary(checks) };
+    if (typeof v.picture === 'string') writePicture(v.picture, timedChecksSvg(report));
     if (input.json) printJson(report);
     else process.stdout.write(`${renderChecks(checks)}\n${report.failed} failed, ${report.warnings} warnings, ${checks.length - report.failed - report.warnings} ok.\n`);
     return report.failed ? CHECK_FAILED_EXIT : 0;
@@ -109,6 +113,19 @@ export async function diagnose(db: Db, config: Config, opts: { timeoutMs: number
   rows.push(...perAmphora.flat());
   if (opts.bootTest) rows.push(...(await bootTest(db, config, plane, secret)));
   return rows;
+}
+
+/** Where the time goes: one bar per timed check, named by its check and target, as the table names them. */
+function timedChecksSvg(report: DoctorReport): string {
+  const timed = report.checks.filter((c) => c.ms !== null);
+  return chartSvg({
+    title: 'ostia doctor: timed checks',
+    subtitle: `${report.failed} failed, ${report.warnings} warnings, ${report.checks.length - report.failed - report.warnings} ok`,
+    categories: timed.map((c) => `${c.check} (${c.result}): ${c.target}`),
+    series: [{ name: 'ms', values: timed.map((c) => c.ms!) }],
+    unit: 'ms',
+    horizontal: true,
+  });
 }
 
 /** The secret the service derives heartbeat keys from, read, never made: null when it has none here. */
