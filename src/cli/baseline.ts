@@ -196,16 +196,23 @@ function report(now: Baseline, previous: Baseline | null, file: string, json: bo
   return c.worse > 0 ? WORSE_EXIT : 0;
 }
 
+/** Figures of many units on one axis: each pair is drawn as a share of its larger figure, and labelled with the figures themselves. */
 function chart(c: Comparison, now: Baseline) {
   const label = (f: Comparison['figures'][number]) => `${f.name} (${f.unit})`;
+  const scale = (f: Comparison['figures'][number]) => Math.max(f.before ?? 0, f.now ?? 0);
+  const share = (value: number | null, f: Comparison['figures'][number]) => (value === null || scale(f) === 0 ? 0 : Math.round((value / scale(f)) * 1000) / 10);
+  const series = (name: string, pick: (f: Comparison['figures'][number]) => number | null) => ({
+    name,
+    values: c.figures.map((f) => share(pick(f), f)),
+    labels: c.figures.map((f) => cell(pick(f))),
+  });
   return chartSvg({
     title: 'ostia baseline: before and now',
-    subtitle: c.previous === null ? `${now.taken_at}: the first baseline` : `${c.previous} → ${now.taken_at}; ${c.worse} worse, ${c.better} better`,
+    subtitle: c.previous === null ? `${now.taken_at}: the first baseline` : `${c.previous} → ${now.taken_at}; ${c.worse} worse, ${c.better} better (bars: share of the larger figure)`,
     categories: c.figures.map(label),
-    series: [
-      ...(c.previous === null ? [] : [{ name: `before (${c.previous})`, values: c.figures.map((f) => f.before ?? 0) }]),
-      { name: `now (${now.taken_at})`, values: c.figures.map((f) => f.now ?? 0) },
-    ],
+    series: [...(c.previous === null ? [] : [series(`before (${c.previous})`, (f) => f.before)]), series(`now (${now.taken_at})`, (f) => f.now)],
+    unit: '%',
+    axisEnd: 100,
     horizontal: true,
   });
 }

@@ -18,6 +18,8 @@ export interface ChartSeries {
   kind?: 'bar' | 'line';
   /** Bars of the same stack pile up (e.g. used, then free). */
   stack?: string;
+  /** What each bar is labelled with, when its length is not its figure (e.g. bars scaled to compare figures of different units). */
+  labels?: readonly string[];
 }
 
 export interface Chart {
@@ -28,6 +30,8 @@ export interface Chart {
   series: readonly ChartSeries[];
   /** Axis name, e.g. 'ms' or 'addresses'. */
   unit?: string;
+  /** The value axis ends here (e.g. 100 for percentages), unless a value goes beyond it. */
+  axisEnd?: number;
   /** Long category names read better as rows. */
   horizontal?: boolean;
   /** How a figure is written on its bar; the table's own format, so both show the same text. */
@@ -45,13 +49,14 @@ export function chartSvg(chart: Chart): string {
   const instance = echarts.init(null, null, { renderer: 'svg', ssr: true, width, height });
   try {
     const categoryAxis = { type: 'category' as const, data: [...chart.categories], axisLabel: { interval: 0, ...(horizontal ? { width: 260, overflow: 'break' as const } : { rotate: chart.categories.length > 6 ? 30 : 0 }) } };
-    const valueAxis = { type: 'value' as const, ...(chart.unit !== undefined && { name: chart.unit }) };
+    const end = chart.axisEnd;
+    const valueAxis = { type: 'value' as const, ...(chart.unit !== undefined && { name: chart.unit }), ...(end !== undefined && { max: ({ max }: { max: number }) => Math.max(end, max) }) };
     instance.setOption({
       animation: false,
       backgroundColor: '#ffffff',
       title: { text: chart.title, ...(chart.subtitle !== undefined && { subtext: chart.subtitle }), left: 10 },
-      legend: { top: chart.subtitle !== undefined ? 52 : 32, left: 10 },
-      grid: { left: horizontal ? 280 : 70, right: 60, top: chart.subtitle !== undefined ? 90 : 70, bottom: horizontal ? 40 : 80 },
+      legend: { top: chart.subtitle !== undefined ? 52 : 32, left: 10, itemGap: 28 },
+      grid: { left: 40, right: 70, top: chart.subtitle !== undefined ? 90 : 70, bottom: horizontal ? 40 : 80, containLabel: true },
       xAxis: horizontal ? valueAxis : categoryAxis,
       yAxis: horizontal ? { ...categoryAxis, inverse: true } : valueAxis,
       series: chart.series.map((s) => ({
@@ -59,13 +64,21 @@ export function chartSvg(chart: Chart): string {
         type: s.kind ?? 'bar',
         data: [...s.values],
         ...(s.stack !== undefined && { stack: s.stack }),
-        label: { show: true, position: s.stack !== undefined ? 'inside' : horizontal ? 'right' : 'top', formatter: ({ value }: { value: unknown }) => format(Number(value)) },
+        label: { show: true, position: s.stack !== undefined ? 'inside' : horizontal ? 'right' : 'top', formatter: labelOf(s, format) },
+        // Thin segments of a stack would print over each other.
+        ...(s.stack !== undefined && { labelLayout: { hideOverlap: true } }),
       })),
     });
     return instance.renderToSVGString();
   } finally {
     instance.dispose();
   }
+}
+
+function labelOf(s: ChartSeries, format: (value: number) => string): (p: { value: unknown; dataIndex: number }) => string {
+  if (s.labels) return ({ dataIndex }) => s.labels![dataIndex] ?? '';
+  // A zero segment of a stack draws nothing, so it is not labelled.
+  return ({ value }) => (s.stack !== undefined && Number(value) === 0 ? '' : format(Number(value)));
 }
 
 /** Written whole or not at all: a reader never sees half a picture. */

@@ -231,6 +231,7 @@ export function planChart(r: PlanResult): Chart {
     categories: r.resources.map((x) => x.label),
     horizontal: true,
     unit: '% of capacity',
+    axisEnd: 100,
     format: (v) => `${format(v)}%`,
     series: [
       { name: 'in use by others', values: share((x) => x.other), stack: 'use' },

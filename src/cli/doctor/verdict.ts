@@ -18,7 +18,8 @@ export interface CheckRow {
   ms: number | null;
 }
 
-export const row = (check: string, target: string, result: Result, detail: string, ms: number | null = null): CheckRow => ({ check, target, result, detail, ms });
+/** Whole milliseconds: what the table, the JSON and the picture all show. */
+export const row = (check: string, target: string, result: Result, detail: string, ms: number | null = null): CheckRow => ({ check, target, result, detail, ms: ms === null ? null : Math.round(ms) });
 
 /** The worst of the results: FAIL over WARN over ok. */
 export function worst(results: readonly Result[]): Result {
@@ -27,7 +28,7 @@ export function worst(results: readonly Result[]): Result {
 
 export function renderChecks(rows: readonly CheckRow[]): string {
   const MS = 3;
-  return formatTable([['CHECK', 'TARGET', 'RESULT', 'MS', 'DETAIL'], ...rows.map((r) => [r.check, r.target, r.result, r.ms === null ? '' : String(Math.round(r.ms)), r.detail])], [MS]);
+  return formatTable([['CHECK', 'TARGET', 'RESULT', 'MS', 'DETAIL'], ...rows.map((r) => [r.check, r.target, r.result, r.ms === null ? '' : String(r.ms), r.detail])], [MS]);
 }
 
 export function summary(rows: readonly CheckRow[]): { failed: number; warnings: number } {
