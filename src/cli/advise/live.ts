@@ -57,8 +57,8 @@ async function loadTrees(db: Db, project: string | undefined) {
     loadBalancerCodec.decode,
   );
   const [listeners, pools, members, monitors, policies, amphorae] = await Promise.all([
-    k.selectFrom('listener').innerJoin('load_balancer as lb', 'lb.id', 'listener.load_balancer_id').selectAll('listener').$if(project !== undefined, (q) => q.where('lb.project_id', '=', project!)).orderBy('listener.protocol_port').execute(),
-    k.selectFrom('pool').innerJoin('load_balancer as lb', 'lb.id', 'pool.load_balancer_id').selectAll('pool').$if(project !== undefined, (q) => q.where('lb.project_id', '=', project!)).orderBy('pool.created_at').execute(),
+    k.selectFrom('listener').innerJoin('load_balancer as lb', 'lb.id', 'listener.load_balancer_id').selectAll('listener').$if(project !== undefined, (q) => q.where('lb.project_id', '=', project!)).orderBy('listener.protocol_port').orderBy('listener.id').execute(),
+    k.selectFrom('pool').innerJoin('load_balancer as lb', 'lb.id', 'pool.load_balancer_id').selectAll('pool').$if(project !== undefined, (q) => q.where('lb.project_id', '=', project!)).orderBy('pool.created_at').orderBy('pool.id').execute(),
     k
       .selectFrom('member')
       .innerJoin('pool', 'pool.id', 'member.pool_id')
@@ -66,7 +66,7 @@ async function loadTrees(db: Db, project: string | undefined) {
       .selectAll('member')
       .select('pool.load_balancer_id as lb_id')
       .$if(project !== undefined, (q) => q.where('lb.project_id', '=', project!))
-      .orderBy('member.created_at')
+      .orderBy('member.created_at').orderBy('member.id')
       .execute(),
     k
       .selectFrom('health_monitor')
@@ -146,7 +146,9 @@ function adviseOne(lb: LoadBalancerRecord, trees: Trees): LiveAdvice {
   const refusals = refusalsOf(lb, trees);
   if (!refusals.length) return { ...base, verdict: 'fits-ovn', refusals, explanation: `Fits OVN: the OVN provider's checks take every object of it; moving it frees ${amphorae} amphora(e).` };
   const reasons = [...new Set(refusals.map((r) => r.reason))];
-  return { ...base, verdict: 'needs-amphora', refusals, explanation: `Needs amphora: the OVN provider refuses ${refusals.length} of its objects: ${reasons.map((r) => `"${r}"`).join('; ')}.` };
+  // An object may be refused more than once (an HTTP pool balanced ROUND_ROBIN): the objects are counted.
+  const objects = new Set(refusals.map((r) => r.object)).size;
+  return { ...base, verdict: 'needs-amphora', refusals, explanation: `Needs amphora: the OVN provider refuses ${objects} of its objects: ${reasons.map((r) => `"${r}"`).join('; ')}.` };
 }
 
 export async function adviseLive(db: Db, project: string | undefined): Promise<LiveSummary> {
