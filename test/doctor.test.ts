@@ -1,6 +1,6 @@
 /**
  * `ostia doctor` as an operator runs it, against a real `ostia up` whose amphorae are processes on loopback
- * (compute.driver local; root or not), on SQLite and, in the second pass, on PostgreSQL. The healthy
+ * (compute.driver local; root or not), on SQLite. The healthy
  * service is all ok; then each failure the local driver can really have is injected and must be named:
  * a firewall dropping the agent port (an nft rule on lo, root only), a stopped agent, a wrong CA, and no
  * address left to hand out (a two-address management pool). The boot test boots and removes an amphora.
@@ -16,7 +16,6 @@ import { CertificateAuthority } from '../src/pki/ca.js';
 import { writeAmphoraConfig, randomManagementNetwork } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
 import { killAll, processesUnder, runOstiaWithin, startOstia, type OstiaProcess } from './support/ostia-process.js';
-import { freshPostgresDatabase } from './support/postgres.js';
 import { unmet } from './support/requirements.js';
 import { eventually } from './support/amphora-fixtures.js';
 import { svgTexts } from './support/svg.js';
@@ -27,16 +26,18 @@ const nftRoot = process.getuid?.() === 0 && !unmet('namespaces') ? false : 'root
 /** A doctor run on a loaded machine: a Node start, the probes, and with --boot-test an amphora booted and removed. */
 const DOCTOR_TIMEOUT_MS = 120_000;
 
-describe('ostia doctor against a running service with loopback amphorae', { skip: unmet('openstack-cli') || unmet('haproxy'), concurrency: 1 }, () => {
+/** Its database reads on PostgreSQL are test/operator-tools-roles.test.ts's, beside the split roles: the probes here do not depend on the database. */
+const sqliteOnly = process.env.OSTIA_TEST_DATABASE_URL ? 'SQLite pass only (the doctor on PostgreSQL: test/operator-tools-roles.test.ts)' : false;
+
+describe('ostia doctor against a running service with loopback amphorae', { skip: sqliteOnly || unmet('openstack-cli') || unmet('haproxy'), concurrency: 1 }, () => {
   let ostia: OstiaProcess;
   let configDir: string;
   let configFile: string;
-  let pg: { url: string; drop(): Promise<void> } | null = null;
   let cli: OpenstackCli;
   let amphora: { id: string; address: string; pid: number };
   let agentPort: number;
 
-  const target = () => [...(pg ? ['--database-url', pg.url] : []), '--data-dir', ostia.dataDir, '--config', configFile];
+  const target = () => ['--data-dir', ostia.dataDir, '--config', configFile];
   const doctor = async (...args: string[]) => {
     const r = await runOstiaWithin(DOCTOR_TIMEOUT_MS, 'doctor', ...target(), '--json', ...args);
     assert.ok(r.code === 0 || r.code === CHECK_FAILED_EXIT, `exit ${r.code}: ${r.stderr}`);
@@ -47,13 +48,12 @@ describe('ostia doctor against a running service with loopback amphorae', { skip
 
   before(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'ostia-doctor-'));
-    pg = process.env.OSTIA_TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.OSTIA_TEST_DATABASE_URL) : null;
     const mgmt = randomManagementNetwork();
     const start = mgmt.start.replace(/\.10$/, '.20');
     // Two addresses: the load balancer's amphora takes one, the boot test the other, a second load balancer the last.
     const network = { ...mgmt, start, end: start.replace(/\.20$/, '.21') };
     // A long timeout: the injected failures must not make the health manager fail the amphora over meanwhile.
-    configFile = await writeAmphoraConfig(configDir, { ...(pg && { database: { url: pg.url } }), amphora: { managementNetwork: network, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 120_000 } });
+    configFile = await writeAmphoraConfig(configDir, { amphora: { managementNetwork: network, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 120_000 } });
     agentPort = (JSON.parse(readFileSync(configFile, 'utf8')) as { amphora: { agentPort: number } }).amphora.agentPort;
     ostia = await startOstia({ extraArgs: ['--config', configFile] });
     cli = new OpenstackCli(ostia.cloudsYaml, { concurrency: 2 });
@@ -68,7 +68,6 @@ describe('ostia doctor against a running service with loopback amphorae', { skip
       killAll(processesUnder(join(ostia.dataDir, 'amphorae')));
       await ostia.stop();
     }
-    await pg?.drop();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
 
