@@ -238,6 +238,12 @@ export const IDENTITY_TESTING_NOTICE =
 /** The compute.flavors entry of amphorae whose flavor names no compute_flavor. */
 export const DEFAULT_COMPUTE_FLAVOR = 'default';
 
+/** The management plane's certificate authorities (src/pki/ca.ts), under the data directory. */
+export const pkiDir = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, 'pki');
+
+/** Where the local and netns compute drivers keep each amphora's directory. */
+export const amphoraRootDir = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, 'amphorae');
+
 export const computeIsNoop = (config: Pick<Config, 'compute'>): boolean => config.compute.driver === 'noop';
 
 export interface TestMode {

@@ -8,11 +8,12 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from './config.js';
-import { computeIsNoop, ConfigError, publicUrl as configuredUrl } from './config.js';
+import { amphoraRootDir, computeIsNoop, ConfigError, pkiDir, publicUrl as configuredUrl } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { NetworkCatalog } from './network/catalog.js';
 import { networkService } from './network/from-config.js';
-import { providerEnabled, ProviderRegistry } from './providers/registry.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { amphoraeRun, ovnProviderEnabled, RoleStartError, type BackgroundRole } from './providers/background-roles.js';
 import { LocalJobSignal, PostgresJobSignal, type JobSignal } from './controller/signal.js';
 import { Worker } from './controller/worker.js';
 import { enqueue } from './controller/jobs.js';
@@ -39,31 +40,6 @@ export interface RuntimeOptions {
   logger?: Logger | false;
 }
 
-/** Health and housekeeping look after amphorae, which only the amphora provider (or an alias) builds. */
-export function amphoraProviderEnabled(config: Config): boolean {
-  return providerEnabled(config.api.enabledProviders, 'amphora');
-}
-
-/** Amphorae that run (not under compute.driver noop): only they need HAProxy and send heartbeats to watch. */
-export function amphoraeRun(config: Config): boolean {
-  return amphoraProviderEnabled(config) && !computeIsNoop(config);
-}
-
-export function ovnProviderEnabled(config: Config): boolean {
-  return providerEnabled(config.api.enabledProviders, 'ovn');
-}
-
-export type BackgroundRole = 'amphora health' | 'ovn health' | 'amphora housekeeping';
-
-/** A background role that did not start, named so that the command can say what to fix. */
-export class RoleStartError extends Error {
-  constructor(
-    readonly role: BackgroundRole,
-    cause: unknown,
-  ) {
-    super(`${role}: ${(cause as Error).message}`, { cause });
-  }
-}
 
 export interface RunningRole {
   readonly role: BackgroundRole;
@@ -94,16 +70,6 @@ export interface Runtime {
    */
   startRoles(asked: { health?: boolean; housekeeping?: boolean }): Promise<RunningRole[]>;
   close(): Promise<void>;
-}
-
-/** The management plane's certificate authorities (src/pki/ca.ts). */
-export function pkiDir(config: Config): string {
-  return join(config.dataDir, 'pki');
-}
-
-/** Where the local and netns compute drivers keep each amphora's directory. */
-export function amphoraRootDir(config: Config): string {
-  return join(config.dataDir, 'amphorae');
 }
 
 /**

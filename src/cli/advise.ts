@@ -12,7 +12,7 @@ import { adviseCluster, type ClusterAdvice } from './advise/cluster.js';
 import { adviseLive, type LiveSummary } from './advise/live.js';
 import { readServices } from './advise/services.js';
 import { CliError, formatTable, printJson, usageError, type Command, type Input } from './command.js';
-import { chartSvg, pictureOption, writePicture } from './picture.js';
+import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { configFromFlags, databaseOption, dataDirOption, openExisting } from './settings.js';
 import { printable } from './terminal-text.js';
 
@@ -52,7 +52,7 @@ export const advise: Command = {
       const summary = await live(input, v.project as string | undefined);
       if (input.json) printJson(summary);
       else process.stdout.write(renderLive(summary));
-      if (picture !== undefined) writePicture(picture, liveChart(summary));
+      if (picture !== undefined) await drawPicture(picture, liveChart(summary));
       return summary.movable < summary.amphoraLoadBalancers ? NEEDS_AMPHORA_EXIT : 0;
     }
     if (v.project !== undefined) throw usageError(advise, '--project goes with --from-live');
@@ -65,7 +65,7 @@ export const advise: Command = {
     );
     if (input.json) printJson({ clusters });
     else process.stdout.write(clusters.map(renderCluster).join('\n'));
-    if (picture !== undefined) writePicture(picture, clustersChart(clusters));
+    if (picture !== undefined) await drawPicture(picture, clustersChart(clusters));
     return clusters.some((c) => c.verdict === 'needs-amphora') ? NEEDS_AMPHORA_EXIT : 0;
   },
 };
@@ -169,8 +169,8 @@ function renderLive(s: LiveSummary): string {
   return lines.join('\n') + '\n';
 }
 
-function clustersChart(clusters: readonly ClusterAdvice[]): string {
-  return chartSvg({
+function clustersChart(clusters: readonly ClusterAdvice[]): Chart {
+  return {
     title: 'OVN or amphora, per cluster',
     subtitle: 'Services of type LoadBalancer, and the amphorae their load balancers use',
     categories: clusters.map((c) => `${c.cluster} (${VERDICT_TEXT[c.verdict]})`),
@@ -181,15 +181,15 @@ function clustersChart(clusters: readonly ClusterAdvice[]): string {
       { name: 'amphorae after', values: clusters.map((c) => c.amphoraeAfter) },
     ],
     horizontal: true,
-  });
+  };
 }
 
-function liveChart(s: LiveSummary): string {
+function liveChart(s: LiveSummary): Chart {
   const groups = [...new Set(s.loadBalancers.map((lb) => lb.cluster ?? lb.project_id))];
   const of = (g: string) => s.loadBalancers.filter((lb) => (lb.cluster ?? lb.project_id) === g);
   const count = (g: string, verdict: string) => of(g).filter((lb) => lb.verdict === verdict).length;
   const amphorae = (g: string, verdicts: readonly string[]) => of(g).filter((lb) => verdicts.includes(lb.verdict)).reduce((n, lb) => n + lb.amphorae, 0);
-  return chartSvg({
+  return {
     title: 'Load balancers that could move to OVN',
     subtitle: 'per Kubernetes cluster (from CPO\'s description) or project',
     categories: groups,
@@ -201,5 +201,5 @@ function liveChart(s: LiveSummary): string {
       { name: 'amphorae after', values: groups.map((g) => amphorae(g, ['needs-amphora'])) },
     ],
     horizontal: true,
-  });
+  };
 }

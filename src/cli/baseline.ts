@@ -11,7 +11,7 @@ import { compare, lastBaselines, NOISE_PERCENT, serviceVersion, storeBaseline, v
 import { PROBE_EVERY_MS } from './baseline/interruption.js';
 import { login } from './baseline/session.js';
 import { CliError, formatTable, printJson, usageError, writeLine, type Command } from './command.js';
-import { chartSvg, pictureOption, writePicture } from './picture.js';
+import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { configFromFlags, dataDirOption } from './settings.js';
 
 /** The exit status when a figure is worse than the previous baseline, apart from 1 (failed), 2 (usage), 130 (interrupted). */
@@ -188,16 +188,16 @@ function render(now: Baseline, c: Comparison, file: string): string {
   return lines.join('\n') + '\n';
 }
 
-function report(now: Baseline, previous: Baseline | null, file: string, json: boolean, picture: string | undefined): number {
+async function report(now: Baseline, previous: Baseline | null, file: string, json: boolean, picture: string | undefined): Promise<number> {
   const c = compare(previous, now);
-  if (picture) writePicture(picture, chart(c, now));
+  if (picture) await drawPicture(picture, chart(c, now));
   if (json) printJson({ baseline: now, stored: file, comparison: c, ...(picture && { picture }) });
   else process.stdout.write(render(now, c, file));
   return c.worse > 0 ? WORSE_EXIT : 0;
 }
 
 /** Figures of many units on one axis: each pair is drawn as a share of its larger figure, and labelled with the figures themselves. */
-function chart(c: Comparison, now: Baseline) {
+function chart(c: Comparison, now: Baseline): Chart {
   const label = (f: Comparison['figures'][number]) => `${f.name} (${f.unit})`;
   const scale = (f: Comparison['figures'][number]) => Math.max(f.before ?? 0, f.now ?? 0);
   const share = (value: number | null, f: Comparison['figures'][number]) => (value === null || scale(f) === 0 ? 0 : Math.round((value / scale(f)) * 1000) / 10);
@@ -206,7 +206,7 @@ function chart(c: Comparison, now: Baseline) {
     values: c.figures.map((f) => share(pick(f), f)),
     labels: c.figures.map((f) => cell(pick(f))),
   });
-  return chartSvg({
+  return {
     title: 'ostia baseline: before and now',
     subtitle: c.previous === null ? `${now.taken_at}: the first baseline` : `${c.previous} → ${now.taken_at}; ${c.worse} worse, ${c.better} better (bars: share of the larger figure)`,
     categories: c.figures.map(label),
@@ -214,5 +214,5 @@ function chart(c: Comparison, now: Baseline) {
     unit: '%',
     axisEnd: 100,
     horizontal: true,
-  });
+  };
 }

@@ -7,17 +7,15 @@
  * with the configured drivers, each step timed.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { Config } from '../config.js';
+import { amphoraRootDir, pkiDir, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { parseHostPort } from '../domain/net.js';
-import { amphoraRootDir, pkiDir } from '../runtime.js';
 import { CliError, printJson, usageError, type Command } from './command.js';
 import { checkAmphora, rulesetCache } from './doctor/amphora-checks.js';
-import { bootTest } from './doctor/boot-test.js';
 import { managementPlane } from './doctor/plane.js';
 import { addressPoolChecks, certificateChecks, databaseClockCheck, healthManagerCheck } from './doctor/service-checks.js';
 import { renderChecks, row, summary, type CheckRow } from './doctor/verdict.js';
-import { chartSvg, pictureOption, writePicture } from './picture.js';
+import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { join } from 'node:path';
 import { configFromFlags, databaseOption, dataDirOption, heartbeatSecretFile, openExisting } from './settings.js';
 
@@ -66,7 +64,7 @@ export const doctor: Command = {
       await db.close();
     }
     const report: DoctorReport = { checks, ...summary(checks) };
-    if (typeof v.picture === 'string') writePicture(v.picture, timedChecksSvg(report));
+    if (typeof v.picture === 'string') await drawPicture(v.picture, timedChecks(report));
     if (input.json) printJson(report);
     else process.stdout.write(`${renderChecks(checks)}\n${report.failed} failed, ${report.warnings} warnings, ${checks.length - report.failed - report.warnings} ok.\n`);
     return report.failed ? CHECK_FAILED_EXIT : 0;
@@ -111,21 +109,22 @@ export async function diagnose(db: Db, config: Config, opts: { timeoutMs: number
   if (!running) rows.push(row('amphorae', 'compute.driver noop', 'ok', `compute.driver noop runs no amphora: ${amphorae.length} amphora row(s) have no agent to probe.`));
   else if (!amphorae.length) rows.push(row('amphorae', 'database', 'ok', 'no amphora in the database to probe: --boot-test boots one.'));
   rows.push(...perAmphora.flat());
-  if (opts.bootTest) rows.push(...(await bootTest(db, config, plane, secret)));
+  // The boot test brings the whole amphora machinery (the runtime's drivers): loaded only when asked for.
+  if (opts.bootTest) rows.push(...(await (await import('./doctor/boot-test.js')).bootTest(db, config, plane, secret)));
   return rows;
 }
 
 /** Where the time goes: one bar per timed check, named by its check and target, as the table names them. */
-function timedChecksSvg(report: DoctorReport): string {
+function timedChecks(report: DoctorReport): Chart {
   const timed = report.checks.filter((c) => c.ms !== null);
-  return chartSvg({
+  return {
     title: 'ostia doctor: timed checks',
     subtitle: `${report.failed} failed, ${report.warnings} warnings, ${report.checks.length - report.failed - report.warnings} ok`,
     categories: timed.map((c) => `${c.check} (${c.result}): ${c.target}`),
     series: [{ name: 'ms', values: timed.map((c) => c.ms!) }],
     unit: 'ms',
     horizontal: true,
-  });
+  };
 }
 
 /** The secret the service derives heartbeat keys from, read, never made: null when it has none here. */

@@ -1,7 +1,7 @@
 /** `ostia health`: the health manager as its own process, beside `ostia api` and `ostia worker`. */
 import { computeIsNoop, type Config } from '../config.js';
 import { CliError, type Command } from './command.js';
-import { ovnProviderEnabled } from '../runtime.js';
+import { ovnProviderEnabled } from '../providers/background-roles.js';
 import { requireAmphoraProvider } from './roles.js';
 import { configFromFlags, databaseOption, dataDirOption, requirePostgres } from './settings.js';
 

@@ -7,8 +7,8 @@ import { XMLValidator } from 'fast-xml-parser';
 import { chartSvg, writePicture } from './picture.js';
 import { svgTexts } from '../../test/support/svg.js';
 
-test('a chart is well-formed SVG holding every figure as its label, and user text escaped', () => {
-  const svg = chartSvg({
+test('a chart is well-formed SVG holding every figure as its label, and user text escaped', async () => {
+  const svg = await chartSvg({
     title: 'plan <&> "x"',
     categories: ['web<1>', 'db & cache'],
     series: [
@@ -23,8 +23,8 @@ test('a chart is well-formed SVG holding every figure as its label, and user tex
   for (const t of ['plan <&> "x"', 'web<1>', 'db & cache', '12.50', '3.00', '7.00', '0.25']) assert.ok(texts.includes(t), `${t} in ${JSON.stringify(texts)}`);
 });
 
-test('a horizontal chart with a line series draws both', () => {
-  const svg = chartSvg({ title: 't', categories: ['a', 'b', 'c'], horizontal: true, series: [{ name: 'bars', values: [1, 2, 3] }, { name: 'limit', values: [4, 4, 4], kind: 'line' }] });
+test('a horizontal chart with a line series draws both', async () => {
+  const svg = await chartSvg({ title: 't', categories: ['a', 'b', 'c'], horizontal: true, series: [{ name: 'bars', values: [1, 2, 3] }, { name: 'limit', values: [4, 4, 4], kind: 'line' }] });
   assert.equal(XMLValidator.validate(svg), true);
   assert.ok(svgTexts(svg).includes('bars') && svgTexts(svg).includes('limit'));
 });

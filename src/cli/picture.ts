@@ -4,7 +4,6 @@
  * picture holds the same numbers the table prints.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import * as echarts from 'echarts';
 import { CliError, type Option } from './command.js';
 
 export const pictureOption: Record<string, Option> = {
@@ -40,7 +39,9 @@ export interface Chart {
 
 const ROW = 34;
 
-export function chartSvg(chart: Chart): string {
+/** ECharts is loaded when a picture is drawn: every other `ostia` command starts without it. */
+export async function chartSvg(chart: Chart): Promise<string> {
+  const echarts = await import('echarts');
   const format = chart.format ?? ((v: number) => String(v));
   const horizontal = chart.horizontal === true;
   const rows = chart.categories.length * Math.max(1, chart.series.filter((s) => s.stack === undefined).length);
@@ -79,6 +80,11 @@ function labelOf(s: ChartSeries, format: (value: number) => string): (p: { value
   if (s.labels) return ({ dataIndex }) => s.labels![dataIndex] ?? '';
   // A zero segment of a stack draws nothing, so it is not labelled.
   return ({ value }) => (s.stack !== undefined && Number(value) === 0 ? '' : format(Number(value)));
+}
+
+/** The chart drawn into `path`. */
+export async function drawPicture(path: string, chart: Chart): Promise<void> {
+  writePicture(path, await chartSvg(chart));
 }
 
 /** Written whole or not at all: a reader never sees half a picture. */

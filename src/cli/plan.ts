@@ -6,7 +6,7 @@
  * times this service measured; and a verdict naming the first limit and the count it holds.
  */
 import { CliError, formatTable, printJson, usageError, type Command } from './command.js';
-import { chartSvg, pictureOption, writePicture, type Chart } from './picture.js';
+import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { configFromFlags, databaseOption, dataDirOption, openExisting } from './settings.js';
 import type { Config } from '../config.js';
 import { format, planCapacity, type CapacityPlan, type PlanMode } from './plan/capacity.js';
@@ -86,7 +86,7 @@ export const plan: Command = {
     } finally {
       await db.close();
     }
-    if (typeof v.picture === 'string') writePicture(v.picture, chartSvg(planChart(result)));
+    if (typeof v.picture === 'string') await drawPicture(v.picture, planChart(result));
     if (input.json) printJson(result);
     else process.stdout.write(render(result));
     return result.verdict.kind === 'exceeds' || result.verdict.kind === 'fits-without-failover-headroom' ? DOES_NOT_FIT_EXIT : 0;

@@ -4,7 +4,7 @@
  * starts the roles; the commands and `serve` share this, so none imports another command.
  */
 import type { Config } from '../config.js';
-import { amphoraProviderEnabled, RoleStartError } from '../runtime.js';
+import { amphoraProviderEnabled, RoleStartError } from '../providers/background-roles.js';
 import { CliError } from './command.js';
 
 export function requireAmphoraProvider(config: Config, role: string): void {

@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { configFromFlags, dataDirOption, listenOptions } from './settings.js';
-import { amphoraeRun, amphoraProviderEnabled, ovnProviderEnabled } from '../runtime.js';
+import { amphoraeRun, amphoraProviderEnabled, ovnProviderEnabled } from '../providers/background-roles.js';
 
 export const up: Command = {
   name: 'up',
