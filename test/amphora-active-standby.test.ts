@@ -109,6 +109,8 @@ describe('ACTIVE_STANDBY load balancer on netns amphorae, through the openstack 
     const { lbId, vip, active, standby } = await converged();
     await measured(vip, active, '(d)', FAULTS.amphora);
     await tookOver(vip, standby);
+    // Until the health manager misses its heartbeats the dead amphora is still in service and the pair looks converged.
+    await eventually(async () => !(await inService(lbId)).includes(active), 'the health manager to fail the dead amphora over', 180_000, 500);
     const after = await converged();
     assert.equal(after.active, standby, 'the survivor keeps the VIP while its new peer is built');
     const pair = await inService(lbId);
