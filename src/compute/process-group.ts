@@ -18,9 +18,16 @@ export interface GroupRecord {
   startTime: string | null;
 }
 
-interface ProcStat {
+/** A process as /proc/<pid>/stat shows it. */
+export interface ProcStat {
+  pid: number;
+  /** The executable's name as the kernel keeps it (15 characters at most): `node`, `haproxy`. */
+  comm: string;
   state: string;
+  ppid: number;
   pgrp: number;
+  /** utime + stime, in clock ticks. */
+  cpuTicks: number;
   startTime: string;
 }
 
@@ -30,7 +37,8 @@ const POLL_MS = 50;
 /** After SIGKILL the kernel needs only moments; longer means the group is stuck (e.g. in D state). */
 const KILL_WAIT_MS = 5_000;
 
-function readStat(pid: number): ProcStat | null {
+/** null when the process is gone. */
+export function readStat(pid: number): ProcStat | null {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -38,8 +46,17 @@ function readStat(pid: number): ProcStat | null {
     return null;
   }
   // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgrp: Number(fields[2]), startTime: fields[19]! };
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm: text.slice(text.indexOf('(') + 1, close),
+    state: fields[0]!,
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+    startTime: fields[19]!,
+  };
 }
 
 export function startTimeOf(pid: number): string | null {

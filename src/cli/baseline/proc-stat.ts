@@ -1,42 +1,15 @@
 /**
  * What Linux's /proc tells of processes: their state, group and CPU time. Shared by `ostia baseline` (the
  * CPU an amphora's processes spend under load) and the benches (bench/support/processes.ts), so both count
- * CPU time one way.
+ * CPU time one way; a process's stat line is read as the compute drivers read it (compute/process-group.ts).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readStat, type ProcStat } from '../../compute/process-group.js';
 
-export interface ProcInfo {
-  pid: number;
-  /** The executable's name as the kernel keeps it (15 characters at most): `node`, `haproxy`. */
-  comm: string;
-  state: string;
-  ppid: number;
-  pgrp: number;
-  /** utime + stime, in clock ticks. */
-  cpuTicks: number;
-}
-
-/** null when the process is gone. */
-export function procInfo(pid: number): ProcInfo | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // The command name may hold spaces and parentheses: the other fields resume after the last ')'.
-  const close = text.lastIndexOf(')');
-  const fields = text.slice(close + 2).split(' ');
-  return {
-    pid,
-    comm: text.slice(text.indexOf('(') + 1, close),
-    state: fields[0]!,
-    ppid: Number(fields[1]),
-    pgrp: Number(fields[2]),
-    cpuTicks: Number(fields[11]) + Number(fields[12]),
-  };
-}
+/** A process as /proc/<pid>/stat shows it; null when it is gone. */
+export type ProcInfo = ProcStat;
+export const procInfo = readStat;
 
 export function pids(): number[] {
   return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
