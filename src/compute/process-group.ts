@@ -81,11 +81,11 @@ export function leaderRunning(record: GroupRecord): boolean {
 }
 
 /** The group's non-zombie processes, found one by one in /proc. */
-function* groupProcesses(pgid: number): Generator<number> {
+export function* groupProcesses(pgid: number): Generator<ProcStat> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readStat(Number(entry));
-    if (stat && stat.pgrp === pgid && stat.state !== 'Z') yield Number(entry);
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z') yield stat;
   }
 }
 
@@ -116,7 +116,7 @@ export function groupsWorkingIn(dir: string): GroupRecord[] {
 
 /** The live (non-zombie) processes of the group `record` leads: none once it is gone or its pid reused. */
 export function groupMembers(record: GroupRecord): number[] {
-  return HAS_PROC && leaderRunning(record) ? [...groupProcesses(record.pid)] : [];
+  return HAS_PROC && leaderRunning(record) ? [...groupProcesses(record.pid)].map((p) => p.pid) : [];
 }
 
 /** The groups the live (non-zombie) processes among `pids` belong to. */

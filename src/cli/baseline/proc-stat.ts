@@ -5,7 +5,7 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { readStat, type ProcStat } from '../../compute/process-group.js';
+import { groupProcesses, readStat, type ProcStat } from '../../compute/process-group.js';
 
 /** A process as /proc/<pid>/stat shows it; null when it is gone. */
 export type ProcInfo = ProcStat;
@@ -16,14 +16,7 @@ export function pids(): number[] {
 }
 
 /** Live (non-zombie) members of a process group: an amphora is the group its agent leads. */
-export function groupMembers(pgid: number): ProcInfo[] {
-  const found: ProcInfo[] = [];
-  for (const pid of pids()) {
-    const info = procInfo(pid);
-    if (info && info.pgrp === pgid && info.state !== 'Z') found.push(info);
-  }
-  return found;
-}
+export const groupMembers = (pgid: number): ProcInfo[] => [...groupProcesses(pgid)];
 
 let ticksPerSecond: number | undefined;
 export function clockTicks(): number {
