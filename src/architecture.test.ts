@@ -28,6 +28,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['provider-contract'],
   // Neither imports the other: both import the contract below them.
   ['providers', 'controller'],
+  // The capacity planner and provider advisor: the API serves them, the CLI prints them.
+  ['tools'],
   ['api'],
   ['runtime'],
   ['cli'],

@@ -14,7 +14,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { defaultConfig } from '../src/config.js';
 import { NEEDS_AMPHORA_EXIT } from '../src/cli/advise.js';
 import type { ClusterAdvice } from '../src/cli/advise/cluster.js';
-import type { LiveSummary } from '../src/cli/advise/live.js';
+import type { LiveSummary } from '../src/tools/advise/summary.js';
 import { ovnCapabilities } from '../src/providers/ovn/capabilities.js';
 import { repoRoot, runOstia } from './support/ostia-process.js';
 import { startHarness, memberA, type Harness } from './support/harness.js';

@@ -16,6 +16,7 @@ import { KEYSTONE_REGION, startKeystone, type KeystoneAccount, type RealKeystone
 import { unmet } from './support/requirements.js';
 import { startOstiaServer, type OstiaServer } from './support/ostia-process.js';
 import { OpenstackCli, waitActive } from './support/openstack-cli.js';
+import { launchBrowser, loggedIn } from './support/browser.js';
 
 type Obj = Record<string, unknown>;
 
@@ -101,6 +102,28 @@ describe('external identity: ostia up validating tokens of a real Keystone', { s
     await res.arrayBuffer();
     assert.equal(res.status, 404);
     assert.equal(existsSync(join(ostia.dataDir, 'clouds.yaml')), false);
+  });
+
+  it("the dashboard logs in at the real Keystone through this API process's relay, and shows the member's project only", { skip: unmet('chromium') }, async () => {
+    const { lb1, lb2 } = await ensureTenantLbs();
+    const config = (await (await fetch(`${ostia.url}/dashboard/config`)).json()) as Obj;
+    assert.equal(config.identity, '/dashboard/identity/v3');
+    const member1 = keystone.accounts.member1;
+    const browser = await launchBrowser();
+    try {
+      const { page, requests } = await loggedIn(browser, ostia.url, { user: member1.username, password: member1.password, project: member1.project_name });
+      await page.getByRole('link', { name: String(lb1.name) }).waitFor();
+      assert.equal(await page.getByRole('link', { name: String(lb2.name) }).count(), 0);
+      assert.deepEqual(requests.filter((u) => !u.startsWith(ostia.url)), [], 'the page called nothing but its own origin');
+      const wrong = await browser.newPage();
+      await wrong.goto(`${ostia.url}/dashboard`);
+      await wrong.getByLabel('User').fill(member1.username);
+      await wrong.getByLabel('Password').fill('not-the-password');
+      await wrong.getByRole('button', { name: 'Log in' }).click();
+      await wrong.getByText('Keystone refused the user name or password').waitFor();
+    } finally {
+      await browser.close();
+    }
   });
 
   it('members create load balancers in their own projects, found through the real catalog', async () => {

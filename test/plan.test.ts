@@ -6,7 +6,7 @@
  * reads no OVN). Every verdict branch the service's state can reach: it fits (with anti-affinity impossible
  * for a pair, OVN taking no amphora, times not measured yet), a quota runs out, a subnet's addresses run out,
  * it fits only without failover headroom; the --json shape and the picture. This machine's memory running out
- * first is judged in src/cli/plan/capacity.test.ts (noop amphorae take none).
+ * first is judged in src/tools/plan/capacity.test.ts (noop amphorae take none).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { stringify } from 'yaml';
 import { defaultConfig, VIP_SUBNET_ID } from '../src/config.js';
-import { DOES_NOT_FIT_EXIT, type PlanResult } from '../src/cli/plan.js';
+import { DOES_NOT_FIT_EXIT } from '../src/cli/plan.js';
+import type { PlanResult } from '../src/tools/plan/result.js';
 import { runOstia } from './support/ostia-process.js';
 import { startHarness, memberA, PROJECT_A, type Harness } from './support/harness.js';
 import { svgTexts } from './support/svg.js';

@@ -1,7 +1,8 @@
 /**
  * The Fastify application: Octavia's v2 API under /v2 and /v2.0 (with and without the
- * `lbaas/` segment), the embedded identity and network look-ups, and the cross-cutting
- * rules every route shares (auth, Accept, JSON bodies, request ids, error bodies).
+ * `lbaas/` segment) and Ostia's extensions beside it (`ostia/`), the embedded identity and
+ * network look-ups, and the cross-cutting rules every route shares (auth, Accept, JSON bodies,
+ * request ids, error bodies).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -15,9 +16,10 @@ import { octaviaArgumentName } from './argument-names.js';
 import type { ApiDeps } from './context.js';
 import { sendError, toApiError } from './errors.js';
 import { versionRoutes } from './resources/versions.js';
-import { resourcePlugins, octaviaPlugins } from './resources/index.js';
+import { resourcePlugins, octaviaPlugins, ostiaPlugins } from './resources/index.js';
 import { networkRoutes } from './network-lookups.js';
 import { METRICS_PREFIX, metricsRoutes } from './metrics.js';
+import { DASHBOARD_PREFIX, dashboardRoutes } from './dashboard.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -112,7 +114,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.decorateRequest('ctx', null as unknown as RequestContext);
   // Prometheus scrapes with its own Accept and a bearer token: /metrics authenticates itself.
-  const mounts: Mount[] = [...(opts.mounts ?? []), { prefix: METRICS_PREFIX, plugin: metricsRoutes(opts, opts.authenticate), ownProtocol: true }];
+  // The dashboard's files are public and HTML; its page then calls the APIs with a token.
+  const mounts: Mount[] = [
+    ...(opts.mounts ?? []),
+    { prefix: METRICS_PREFIX, plugin: metricsRoutes(opts, opts.authenticate), ownProtocol: true },
+    { prefix: DASHBOARD_PREFIX, plugin: dashboardRoutes(opts.config), ownProtocol: true },
+  ];
   const ownProtocols = mounts.filter((m) => m.ownProtocol).map((m) => m.prefix);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-openstack-request-id', req.id);
@@ -148,6 +155,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await app.register(plugin(opts), { prefix: version });
     }
     for (const plugin of octaviaPlugins) await app.register(plugin(opts), { prefix: `${version}/octavia` });
+    for (const plugin of ostiaPlugins) await app.register(plugin(opts), { prefix: `${version}/ostia` });
   }
   await app.register(networkRoutes(opts), { prefix: '/v2.0' });
   for (const m of mounts) await app.register(m.plugin, { prefix: m.prefix });

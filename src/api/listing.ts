@@ -8,12 +8,14 @@ import type { FastifyRequest } from 'fastify';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { apiError } from '../domain/errors.js';
 import { isUuid, normaliseUuid } from '../domain/net.js';
+import { epochMsFromIso } from '../domain/time.js';
 import type { RequestContext } from '../domain/context.js';
 import type { TableName } from '../db/schema.js';
 import type { ApiDeps } from './context.js';
 import { authorize, canSeeAllProjects, type Resource } from '../identity/policy.js';
 
-export type AttrKind = 'string' | 'int' | 'bool' | 'float' | 'uuid';
+/** `epoch-ms`: an epoch-milliseconds column, ISO 8601 on the wire (a filter names it so too). */
+export type AttrKind = 'string' | 'int' | 'bool' | 'float' | 'uuid' | 'epoch-ms';
 
 export interface Attribute {
   readonly column: string;
@@ -144,6 +146,11 @@ function coerce(attr: Attribute, raw: string): unknown {
     }
     case 'uuid':
       return isUuid(raw) ? normaliseUuid(raw) : raw;
+    case 'epoch-ms': {
+      const ms = epochMsFromIso(raw);
+      if (ms === null) throw apiError('INVALID_FILTER');
+      return ms;
+    }
     default:
       return raw;
   }
@@ -331,11 +338,19 @@ export function selfUrl(req: FastifyRequest, publicUrl: string): string {
  * one); everyone else sees only their own, and naming another project is a 403.
  */
 export function projectScope(ctx: RequestContext, seeAll: boolean, query: RawQuery, column: string) {
-  const asked = single(query.project_id);
+  const project = listedProject(ctx, seeAll, query);
+  // Who sees every project is narrowed by the `project_id` filter of the list itself.
   if (seeAll) return (qb: AnyQuery) => qb;
+  return (qb: AnyQuery) => qb.where(column, '=', project);
+}
+
+/** The project a list shows by projectScope's rule: the one asked for, or every one (undefined) for who may see all. */
+export function listedProject(ctx: RequestContext, seeAll: boolean, query: RawQuery): string | undefined {
+  const asked = single(query.project_id);
+  if (seeAll) return asked;
   if (!ctx.projectId) throw apiError('POLICY_FORBIDDEN');
   if (asked !== undefined && asked !== ctx.projectId) throw apiError('POLICY_FORBIDDEN');
-  return (qb: AnyQuery) => qb.where(column, '=', ctx.projectId);
+  return ctx.projectId;
 }
 
 type Render<Row> = (rows: Row[]) => Promise<Array<Record<string, unknown>>>;
@@ -346,14 +361,20 @@ async function renderPage<Row>(deps: ApiDeps, req: FastifyRequest, spec: ListSpe
   return { items: items.map((i) => pickFields(i, q.fields)), links: page.links };
 }
 
+/** The RBAC of listing a project-owned collection; true when the caller may list every project's. */
+export function authorizeOwnedList(ctx: RequestContext, resource: Resource): boolean {
+  const seeAll = canSeeAllProjects(ctx);
+  authorize(ctx, resource, seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
+  return seeAll;
+}
+
 /**
  * A project-owned collection: the caller's own objects, or every project's for admins and
  * global readers, with the query's filters, sort, paging and fields applied.
  */
 export async function listOwned<Row>(deps: ApiDeps, req: FastifyRequest, resource: Resource, spec: ListSpec, render: Render<Row>) {
   const ctx = req.ctx;
-  const seeAll = canSeeAllProjects(ctx);
-  authorize(ctx, resource, seeAll ? 'get_all-global' : 'get_all', ctx.projectId);
+  const seeAll = authorizeOwnedList(ctx, resource);
   const query = req.query as RawQuery;
   const q = parseListQuery(query, spec, deps.config.api.paginationMaxLimit);
   return renderPage(deps, req, spec, q, projectScope(ctx, seeAll, query, `${spec.table}.${spec.projectColumn ?? 'project_id'}`), render);

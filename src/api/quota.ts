@@ -2,13 +2,12 @@
  * Quota enforcement inside the creating transaction. The project's quota row is locked
  * (PostgreSQL) so two concurrent creates cannot both take the last unit.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Config } from '../config.js';
 import { QuotaResources, type QuotaResource } from '../domain/defaults.js';
 import { apiError } from '../domain/errors.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import { effectiveQuota, quotaUsage } from '../db/quota-usage.js';
 
 export const QuotaLabels: Record<QuotaResource, string> = {
   load_balancer: 'Load Balancer',
@@ -19,20 +18,6 @@ export const QuotaLabels: Record<QuotaResource, string> = {
   l7policy: 'L7 Policy',
   l7rule: 'L7 Rule',
 };
-
-/** How many objects of each kind a project has now; DELETED rows no longer count, as in Octavia. */
-export async function quotaUsage(db: Q, projectId: string): Promise<Record<QuotaResource, number>> {
-  const count = async (table: 'load_balancer' | 'listener' | 'pool' | 'health_monitor' | 'member' | 'l7policy' | 'l7rule') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).where('provisioning_status', '!=', 'DELETED').executeTakeFirstOrThrow()).n);
-  const entries = await Promise.all(QuotaResources.map(async (r) => [r, await count(r)] as const));
-  return Object.fromEntries(entries) as Record<QuotaResource, number>;
-}
-
-/** The limits in force for a project: its own row where set, else the configured defaults. */
-export async function effectiveQuota(db: Q, config: Config, projectId: string): Promise<Record<QuotaResource, number>> {
-  const row = await db.selectFrom('quota').selectAll().where('project_id', '=', projectId).executeTakeFirst();
-  return Object.fromEntries(QuotaResources.map((r) => [r, row?.[r] ?? config.quotas[r]])) as Record<QuotaResource, number>;
-}
 
 /**
  * Refuses with 403 when adding `wanted` objects would exceed a limit. Octavia skips quota
@@ -51,7 +36,7 @@ export async function checkQuota(
   let lock = trx.selectFrom('quota').select('project_id').where('project_id', '=', projectId);
   if (dialect === 'postgres') lock = lock.forUpdate();
   await lock.execute();
-  const limits = await effectiveQuota(trx, config, projectId);
+  const limits = await effectiveQuota(trx, config.quotas, projectId);
   const needed = QuotaResources.filter((r) => (wanted[r] ?? 0) > 0 && limits[r] !== -1);
   if (!needed.length) return;
   const usage = await quotaUsage(trx, projectId);

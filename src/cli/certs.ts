@@ -1,26 +1,10 @@
 /** `ostia certs`: every certificate listeners and pools use, soonest to expire first, from the database. */
 import type { Config } from '../config.js';
 import { CertificateExpiryWarningDays } from '../domain/defaults.js';
-import { DAY_MS, daysToExpiry, expiryWarning } from '../domain/certificate-expiry.js';
-import { timestamp } from '../domain/time.js';
+import { listCertificatesInUse } from '../certificate-use/expiry-list.js';
+import type { CertificateLine } from '../domain/certificate-expiry.js';
 import { CliError, formatTable, printJson, usageError, type Command } from './command.js';
 import { configFromFlags, databaseError, databaseOption, dataDirOption, openExisting, redactUrl } from './settings.js';
-
-export interface CertificateLine {
-  object_kind: string;
-  object_id: string;
-  load_balancer_id: string;
-  project_id: string;
-  role: string;
-  ref: string;
-  /** Naive UTC, as every Ostia timestamp. */
-  not_after: string;
-  days_to_expiry: number;
-  /** "expires in 12 days", "EXPIRED 3 days ago", or null while beyond every warning threshold. */
-  warning: string | null;
-  fingerprint_sha256: string | null;
-  subject_cn: string | null;
-}
 
 export const certs: Command = {
   name: 'certs',
@@ -58,26 +42,8 @@ function withinDays(text: string | undefined): number | null {
 export async function listCertificates(config: Config, within: number | null, now = new Date()): Promise<CertificateLine[]> {
   const db = await openExisting(config);
   try {
-    let query = db.kysely.selectFrom('certificate_in_use').selectAll().orderBy('not_after').orderBy('object_id').orderBy('role').orderBy('ref');
-    if (within !== null) query = query.where('not_after', '<=', timestamp(new Date(now.getTime() + within * DAY_MS)));
-    const rows = await query.execute().catch((e: unknown) => {
+    return await listCertificatesInUse(db.kysely, within === null ? {} : { withinDays: within }, now).catch((e: unknown) => {
       throw missingTable(e, config) ?? databaseError(e, config);
-    });
-    return rows.map((row) => {
-      const days = daysToExpiry(row.not_after, now);
-      return {
-        object_kind: row.object_kind,
-        object_id: row.object_id,
-        load_balancer_id: row.load_balancer_id,
-        project_id: row.project_id,
-        role: row.role,
-        ref: row.ref,
-        not_after: row.not_after,
-        days_to_expiry: days,
-        warning: expiryWarning(days),
-        fingerprint_sha256: row.fingerprint_sha256,
-        subject_cn: row.subject_cn,
-      };
     });
   } finally {
     await db.close();

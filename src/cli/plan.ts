@@ -8,51 +8,13 @@
 import { CliError, formatTable, printJson, usageError, type Command } from './command.js';
 import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { configFromFlags, databaseOption, dataDirOption, openExisting } from './settings.js';
-import type { Config } from '../config.js';
-import { format, planCapacity, type CapacityPlan, type PlanMode } from './plan/capacity.js';
-import { ClassError, liveClasses, readClassesFile, resolveClasses, type PlanClass } from './plan/classes.js';
-import { footprintOf, takeInventory, type ClassFootprint, type Inventory } from './plan/inventory.js';
-import { measuredTimes, type MeasuredOperation, type MeasuredTime } from './plan/measured.js';
+import { format } from '../tools/plan/capacity.js';
+import { ClassError, readClassesFile, resolveClasses } from '../tools/plan/classes.js';
+import { livePlan, percent, planFor } from '../tools/plan/plan.js';
+import type { ClassFootprint, MeasuredTime, PlanResult } from '../tools/plan/result.js';
 
 /** The exit code when the plan does not fit (or fits only without failover headroom), apart from 1 (failed) and 2 (usage). */
 export const DOES_NOT_FIT_EXIT = 3;
-
-export interface PlanClassResult {
-  name: string;
-  provider: string;
-  topology: string | null;
-  flavor: string | null;
-  compute_flavor: string | null;
-  count: number;
-  listeners: number;
-  vip_subnet: string;
-  project_id: string | null;
-  per_load_balancer: ClassFootprint;
-  total: ClassFootprint;
-  max_count: number | null;
-  limited_by: string | null;
-  measured: Record<MeasuredOperation, MeasuredTime | null>;
-}
-
-export interface AntiAffinity {
-  verdict: 'impossible' | 'not-needed';
-  sentence: string;
-}
-
-export interface PlanResult {
-  source: 'file' | 'live';
-  file: string | null;
-  drivers: { compute: string; network: string };
-  classes: PlanClassResult[];
-  totals: ClassFootprint & { load_balancers: number; listeners: number };
-  resources: Array<CapacityPlan['resources'][number] & { free_percent: number }>;
-  amphora: Inventory['amphora'];
-  measured_times: MeasuredTime[];
-  hosts: string;
-  anti_affinity: AntiAffinity;
-  notes: string[];
-  verdict: CapacityPlan['verdict'];
-}
 
 export const plan: Command = {
   name: 'plan',
@@ -75,99 +37,22 @@ export const plan: Command = {
     if ((file === null) === (v['from-live'] !== true)) throw usageError(plan, 'give --classes FILE or --from-live (one of them)');
     const config = configFromFlags(plan, input);
     const db = await openExisting(config);
-    let result: PlanResult;
+    let result: PlanResult | null;
     try {
-      const classes = file === null ? await liveClasses(db, config) : await resolveClasses(db, config, readClassesFile(file));
-      if (!classes.length) throw new CliError('no load balancer runs here, so --from-live has no class to plan', 'Create load balancers first, or give a classes file with --classes.');
-      result = await planFor(config, file === null ? 'live' : 'planned', file, classes, await takeInventory(db, config, classes), await measuredTimes(db));
+      result = file === null ? await livePlan(db, config) : await planFor(db, config, 'planned', file, await resolveClasses(db, config, readClassesFile(file)));
     } catch (e) {
       if (e instanceof ClassError) throw new CliError(e.message, 'Fix the classes file (see the "Capacity plan" section of the README), then run the plan again.');
       throw e;
     } finally {
       await db.close();
     }
+    if (!result) throw new CliError('no load balancer runs here, so --from-live has no class to plan', 'Create load balancers first, or give a classes file with --classes.');
     if (typeof v.picture === 'string') await drawPicture(v.picture, planChart(result));
     if (input.json) printJson(result);
     else process.stdout.write(render(result));
     return result.verdict.kind === 'exceeds' || result.verdict.kind === 'fits-without-failover-headroom' ? DOES_NOT_FIT_EXIT : 0;
   },
 };
-
-const add = (a: ClassFootprint, b: ClassFootprint): ClassFootprint => ({
-  amphorae: a.amphorae + b.amphorae,
-  vipAddresses: a.vipAddresses + b.vipAddresses,
-  managementAddresses: a.managementAddresses + b.managementAddresses,
-  vcpus: a.vcpus + b.vcpus,
-  ramMiB: a.ramMiB + b.ramMiB,
-  diskGiB: a.diskGiB + b.diskGiB,
-});
-const times = (f: ClassFootprint, n: number): ClassFootprint => ({
-  amphorae: f.amphorae * n,
-  vipAddresses: f.vipAddresses * n,
-  managementAddresses: f.managementAddresses * n,
-  vcpus: f.vcpus * n,
-  ramMiB: f.ramMiB * n,
-  diskGiB: f.diskGiB * n,
-});
-const NONE: ClassFootprint = { amphorae: 0, vipAddresses: 0, managementAddresses: 0, vcpus: 0, ramMiB: 0, diskGiB: 0 };
-
-/** Share of a resource's capacity, to one decimal: the table's FREE % and the picture's bars. */
-const percent = (value: number, capacity: number) => (capacity > 0 ? Math.round((Math.max(0, value) / capacity) * 1000) / 10 : 0);
-
-export function planFor(config: Config, mode: PlanMode, file: string | null, classes: readonly PlanClass[], inventory: Inventory, measured: readonly MeasuredTime[]): PlanResult {
-  const capacity = planCapacity(inventory.resources, inventory.demands, mode);
-  const timeOf = (c: PlanClass, operation: MeasuredOperation) => measured.find((m) => m.provider === c.provider && m.topology === c.topology && m.operation === operation) ?? null;
-  const results = classes.map((c, i): PlanClassResult => {
-    const each = footprintOf(c, config);
-    return {
-      name: c.name,
-      provider: c.provider,
-      topology: c.topology,
-      flavor: c.flavor,
-      compute_flavor: c.computeFlavor,
-      count: c.count,
-      listeners: c.listeners,
-      vip_subnet: c.vipSubnetName,
-      project_id: c.projectId,
-      per_load_balancer: each,
-      total: times(each, c.count),
-      max_count: capacity.classes[i]!.maxCount,
-      limited_by: capacity.classes[i]!.limitedBy,
-      measured: { create: timeOf(c, 'create'), failover: timeOf(c, 'failover') },
-    };
-  });
-  const antiAffinity = antiAffinityOf(config, classes);
-  const verdict = { ...capacity.verdict, sentence: `${capacity.verdict.sentence}${antiAffinity.verdict === 'impossible' ? ` ${antiAffinity.sentence}` : ''}` };
-  return {
-    source: mode === 'live' ? 'live' : 'file',
-    file,
-    drivers: { compute: config.compute.driver, network: config.network.driver },
-    classes: results,
-    totals: { ...results.reduce((sum, r) => add(sum, r.total), NONE), load_balancers: results.reduce((n, r) => n + r.count, 0), listeners: results.reduce((n, r) => n + r.count * r.listeners, 0) },
-    resources: capacity.resources.map((r) => ({ ...r, free_percent: percent(r.free, r.capacity) })),
-    amphora: inventory.amphora,
-    measured_times: [...measured],
-    hosts:
-      config.compute.driver === 'noop'
-        ? 'No host: compute.driver noop boots nothing. Ostia drives no Nova, so no hypervisor is consulted.'
-        : `One host, this machine: compute.driver ${config.compute.driver} runs every amphora here. Ostia drives no Nova, so no hypervisor is consulted.`,
-    anti_affinity: antiAffinity,
-    notes: inventory.notes,
-    verdict,
-  };
-}
-
-/** An ACTIVE_STANDBY pair survives its host only on two hosts, and every compute driver here has one. */
-export function antiAffinityOf(config: Pick<Config, 'compute'>, classes: readonly PlanClass[]): AntiAffinity {
-  const pairs = classes.filter((c) => c.topology === 'ACTIVE_STANDBY').map((c) => c.name);
-  if (!pairs.length) return { verdict: 'not-needed', sentence: 'No class is ACTIVE_STANDBY: no pair needs two hosts.' };
-  return {
-    verdict: 'impossible',
-    sentence:
-      `Anti-affinity cannot hold: compute.driver ${config.compute.driver} has one host, so both amphorae of each ACTIVE_STANDBY pair (${pairs.join(', ')}) ` +
-      'run on it, and losing it loses both; the pair guards against an amphora failing, not its host.',
-  };
-}
 
 const measuredText = (m: MeasuredTime | null) => (m ? `${format(m.medianSeconds)} s (${m.count})` : 'not measured yet');
 

@@ -5,7 +5,7 @@
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { YAMLError } from 'yaml';
-import { ConfigError, ensureHeartbeatSecret, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
+import { ConfigError, amphoraRootDir, ensureHeartbeatSecret, ensureKeyManagerKey, ensureTokenSecret, loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { readBlock, withBlock } from './address-block.js';
 import { CliError, usageError, type Command, type Input, type Option } from './command.js';
@@ -77,11 +77,13 @@ export function requirePostgres(config: Config): void {
  * it, and the SQLite file 0600 before SQLite opens it (its -wal and -shm take the database file's
  * mode). Whatever is already in the data directory, and the SQLite files, open to group or others
  * is made owner-only; the returned lines say what was fixed, for the log. Anything owned by another user is refused: only its owner can fix it.
+ * Except inside DATA_DIR/amphorae: there each amphora's directory is its own (under compute.driver netns,
+ * owned by the amphora's uid, as the compute driver made it), and only the folder holding them is checked.
  */
 export function prepareDataDir(config: Config): string[] {
   const fixed: string[] = [];
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  makePrivate(config.dataDir, fixed);
+  makePrivate(config.dataDir, fixed, resolve(amphoraRootDir(config)));
   const sqlite = sqlitePath(config);
   if (sqlite) {
     // Once: a database inside the data directory was just walked; one elsewhere is checked alone, not its folder's other files.
@@ -93,8 +95,8 @@ export function prepareDataDir(config: Config): string[] {
   return fixed;
 }
 
-/** Directories 0700 and files 0600 at most, through the whole tree under `path`. */
-function makePrivate(path: string, fixed: string[]): void {
+/** Directories 0700 and files 0600 at most, through the whole tree under `path` but beneath `notBelow`. */
+function makePrivate(path: string, fixed: string[], notBelow?: string): void {
   const stat = lstatSync(path);
   if (stat.isSymbolicLink()) return;
   if (typeof process.getuid === 'function' && stat.uid !== process.getuid())
@@ -108,7 +110,7 @@ function makePrivate(path: string, fixed: string[]): void {
     chmodSync(path, owner);
     fixed.push(`${path} was mode ${mode.toString(8).padStart(4, '0')}, made ${owner.toString(8).padStart(4, '0')}`);
   }
-  if (stat.isDirectory()) for (const entry of readdirSync(path)) makePrivate(join(path, entry), fixed);
+  if (stat.isDirectory() && resolve(path) !== notBelow) for (const entry of readdirSync(path)) makePrivate(join(path, entry), fixed, notBelow);
 }
 
 export function tokenSecretFile(config: Config): string {

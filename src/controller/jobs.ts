@@ -19,6 +19,7 @@ interface JobRequest<O extends Operation> {
   /**
    * The health manager's own failovers. Any other job is a change to the load balancer (or an
    * operator's decision), which lifts what its failed failovers left (see db/failover-memory.ts).
+   * Kept in the payload, so the failover history tells the health manager's from an operator's.
    */
   automatic?: boolean;
 }
@@ -45,7 +46,7 @@ export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req
       load_balancer_id: req.loadBalancerId,
       provider: req.provider,
       operation: req.operation,
-      payload: jobCodec.encode({ payload: req.payload ?? {} }).payload,
+      payload: jobCodec.encode({ payload: { ...req.payload, ...(req.automatic && { automatic: true }) } }).payload,
       state: 'queued',
       next_step: 0,
       attempts: 0,

@@ -45,3 +45,20 @@ export function expiryWarning(days: number): string | null {
 function dayCount(n: number): string {
   return `${n} day${n === 1 ? '' : 's'}`;
 }
+
+/** One reference in use, in one role, with its expiry: a line of `ostia certs` and of `GET /v2/ostia/certificates`. */
+export interface CertificateLine {
+  object_kind: string;
+  object_id: string;
+  load_balancer_id: string;
+  project_id: string;
+  role: string;
+  ref: string;
+  /** Naive UTC, as every Ostia timestamp. */
+  not_after: string;
+  days_to_expiry: number;
+  /** "expires in 12 days", "EXPIRED 3 days ago", or null while beyond every warning threshold. */
+  warning: string | null;
+  fingerprint_sha256: string | null;
+  subject_cn: string | null;
+}

@@ -44,6 +44,9 @@ export const ReservedMemberAddresses = ['169.254.169.254'] as const;
 
 export const Pagination = { maxLimit: 1000 } as const;
 
+/** `GET /v2/ostia/failovers`: the newest jobs it lists unless `limit` says otherwise, and the most it lists. */
+export const FailoverHistoryLimit = { default: 100, max: 1000 } as const;
+
 /** Octavia's oslo max_request_body_size. */
 export const MaxRequestBodyBytes = 114688;
 

@@ -69,6 +69,8 @@ export const errorCatalog = {
   IDENTITY_NOT_FOUND: { status: 404, template: 'Could not find %s: %s.' },
   TOKEN_NOT_FOUND: { status: 404, template: 'Failed to validate token' },
   IDENTITY_UNAVAILABLE: { status: 503, template: 'Keystone at %s is unreachable: %s' },
+  DASHBOARD_RELAY_FAILED: { status: 502, template: '%s at %s did not answer the dashboard\'s call: %s. Check that this API process reaches it.' },
+  DASHBOARD_NOT_BUILT: { status: 503, template: 'The dashboard is not built (%sindex.html is missing): run npm run build, then restart.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -97,6 +97,7 @@ const checks: Check[] = [
   ['availability-zone-profile', 'delete', 'default'],
   ['provider-flavor', 'get_all', 'default'],
   ['provider-availability-zone', 'get_all', 'default'],
+  ['planning', 'get_all', 'default'],
 ];
 
 const targetOf = (t: Target): string | undefined => (t === 'own' ? OWN : t === 'foreign' ? FOREIGN : undefined);

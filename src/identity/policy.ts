@@ -25,7 +25,9 @@ export type Resource =
   | 'availability-zone'
   | 'availability-zone-profile'
   /** Ostia's Prometheus endpoint: figures of every project. */
-  | 'metrics';
+  | 'metrics'
+  /** Ostia's capacity plan and provider advice (`/v2/ostia/plan`, `/v2/ostia/advice`): every project's load balancers and quotas, and this machine. */
+  | 'planning';
 
 export type Action =
   | 'get_all'
@@ -158,6 +160,7 @@ const endpoints: Record<Resource, Partial<Record<Action, RuleName>>> = {
   'availability-zone': { get_all: 'read', get_one: 'read', post: 'admin', put: 'admin', delete: 'admin' },
   'availability-zone-profile': adminOnly('get_all', 'get_one', 'post', 'put', 'delete'),
   metrics: { get_all: 'readGlobal' },
+  planning: adminOnly('get_all'),
 };
 
 /**

@@ -24,16 +24,22 @@ interface PayloadFields {
   cascade: boolean;
   /** An update that changed a listener's or pool's certificate references: them before and as requested. */
   tls_change: TlsChange;
+  /** Why the health manager fails the amphora over (what it also wrote to the amphora's status_reason). */
+  reason: string;
+  /** The health manager enqueued the job, not a request: `enqueue` records it, for the failover history. */
+  automatic: true;
 }
 
 /** What a job of operation `O` carries besides its load balancer, as the API or the health manager enqueued it. */
-export type JobPayload<O extends Operation> = O extends AmphoraOperation
-  ? Pick<PayloadFields, 'amphora_id'>
-  : O extends 'loadbalancer.delete'
-    ? Pick<PayloadFields, 'cascade'>
-    : O extends 'listener.update' | 'pool.update'
-      ? Partial<Pick<PayloadFields, 'tls_change'>>
-      : Record<string, never>;
+export type JobPayload<O extends Operation> = O extends 'amphora.failover'
+  ? Pick<PayloadFields, 'amphora_id'> & Partial<Pick<PayloadFields, 'reason'>>
+  : O extends AmphoraOperation
+    ? Pick<PayloadFields, 'amphora_id'>
+    : O extends 'loadbalancer.delete'
+      ? Pick<PayloadFields, 'cascade'>
+      : O extends 'listener.update' | 'pool.update'
+        ? Partial<Pick<PayloadFields, 'tls_change'>>
+        : Record<string, never>;
 
 /** A job's payload as a step reads it: a step serves several operations, so each field is there only for those that carry it. */
 export type StepPayload = Readonly<Partial<PayloadFields>>;

@@ -43,6 +43,7 @@ export function onPath(bin: string): boolean {
 const REQUIREMENTS = {
   haproxy: { tests: 'HAProxy tests (haproxy -c, the process supervisor)', group: 'haproxy', check: () => missingFile(['/usr/sbin/haproxy']) },
   wrk: { tests: "ostia baseline's test (wrk loads the load balancers)", group: 'loadgen', check: () => (onPath('wrk') ? false : 'wrk is not on PATH') },
+  chromium: { tests: 'the dashboard in a real browser (playwright-core drives Debian chromium)', group: 'browser', check: () => missingFile(['/usr/bin/chromium']) },
   keepalived: { tests: 'keepalived tests (keepalived --config-test, ACTIVE_STANDBY failover between netns amphorae)', group: 'namespaces', check: () => missingFile(['/usr/sbin/keepalived']) },
   'openstack-cli': {
     tests: 'real openstack CLI tests (amphora, TLS, key manager, CLI lifecycle, external Keystone, OVN end to end)',

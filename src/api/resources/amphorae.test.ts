@@ -37,6 +37,7 @@ test('show renders every field with loadbalancer_id; DELETED amphorae are 404', 
       vrrp_port_id: null, ha_port_id: null, cert_expiration: '2030-01-01T00:00:00', cert_busy: false, role: 'STANDALONE',
       status: 'ALLOCATED', vrrp_interface: null, vrrp_id: 1, vrrp_priority: null, cached_zone: 'nova',
       created_at: '2025-01-01T00:00:00', updated_at: null, image_id: amp.image_id, compute_flavor: 'm1.amphora',
+      last_heartbeat_at: null, status_reason: null,
     },
   });
   assert.deepEqual((await h.request('GET', `/v2.0/octavia/amphorae/${amp.id}?fields=status`, { as: admin })).json(), { amphora: { status: 'ALLOCATED' } });
@@ -61,6 +62,30 @@ test('list filters on columns, loadbalancer_id and the owning project; never sho
   assert.equal(page.amphorae.length, 1);
   assert.match(page.amphorae_links[0].href, new RegExp(`project_id=${PROJECT_A}`));
   assert.equal((await h.request('GET', '/v2/octavia/amphorae?bogus=1', { as: admin })).statusCode, 400);
+});
+
+test('Ostia adds when the last heartbeat arrived (ISO 8601 UTC) and why it was failed over: shown, filtered, sorted, picked by fields', async () => {
+  const heard = Date.parse('2025-03-04T05:06:07.089Z');
+  const reason = 'no heartbeat for 61.0 s';
+  const silent = await insertAmphora({ last_heartbeat_at: heard, status_reason: reason });
+  const later = await insertAmphora({ last_heartbeat_at: heard + 1000 });
+  const shown = (await h.request('GET', `/v2/octavia/amphorae/${silent.id}?fields=last_heartbeat_at&fields=status_reason`, { as: admin })).json();
+  assert.deepEqual(shown, { amphora: { last_heartbeat_at: '2025-03-04T05:06:07.089Z', status_reason: reason } });
+  const ids = async (query: string) => {
+    const r = await h.request('GET', `/v2/octavia/amphorae?loadbalancer_id=${lbId}&${query}`, { as: admin });
+    assert.equal(r.statusCode, 200, r.body);
+    return (r.json().amphorae as Array<{ id: string }>).map((a) => a.id);
+  };
+  assert.deepEqual(await ids('last_heartbeat_at=2025-03-04T05:06:07.089Z'), [silent.id]);
+  // Without a zone it is UTC, as every Ostia timestamp; with one, converted.
+  assert.deepEqual(await ids('last_heartbeat_at=2025-03-04T05:06:08.089'), [later.id]);
+  assert.deepEqual(await ids('last_heartbeat_at=2025-03-04T07:06:08.089%2B02:00'), [later.id]);
+  assert.deepEqual(await ids(`status_reason=${encodeURIComponent(reason)}`), [silent.id]);
+  const sorted = await ids('sort=last_heartbeat_at:desc');
+  assert.ok(sorted.indexOf(later.id) < sorted.indexOf(silent.id), String(sorted));
+  const bad = await h.request('GET', '/v2/octavia/amphorae?last_heartbeat_at=yesterday', { as: admin });
+  assert.equal(bad.statusCode, 400);
+  assert.equal(bad.json().faultstring, 'One or more arguments are either duplicate or invalid');
 });
 
 test('every amphora operation is admin-only', async () => {

@@ -42,6 +42,8 @@ export const amphoraList: ListSpec = {
     updated_at: column('updated_at'),
     image_id: column('image_id'),
     compute_flavor: column('compute_flavor'),
+    last_heartbeat_at: column('last_heartbeat_at', 'epoch-ms'),
+    status_reason: column('status_reason'),
   },
 };
 

@@ -16,6 +16,7 @@ import { l7RuleRoutes } from './l7rules.js';
 import { listenerRoutes } from './listeners.js';
 import { poolRoutes } from './pools.js';
 import { memberRoutes } from './members.js';
+import { ostiaExtensionRoutes } from './ostia-extensions.js';
 
 type Plugin = (deps: ApiDeps) => FastifyPluginAsync;
 
@@ -23,3 +24,6 @@ export const resourcePlugins: readonly Plugin[] = [loadBalancerRoutes, loadBalan
 
 /** Mounted under /v2[.0]/octavia (admin amphora API). */
 export const octaviaPlugins: readonly Plugin[] = [amphoraRoutes];
+
+/** Mounted under /v2[.0]/ostia: Ostia's own extensions, which Octavia does not have. */
+export const ostiaPlugins: readonly Plugin[] = [ostiaExtensionRoutes];

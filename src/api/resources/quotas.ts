@@ -10,7 +10,7 @@ import { QuotaUpdateBody } from '../../domain/schemas/quota.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { allowed, authorize } from '../../identity/policy.js';
 import { listPage, parseListQuery, pickFields, selfUrl, projectScope, type Attribute, type ListSpec } from '../listing.js';
-import { effectiveQuota, quotaUsage } from '../quota.js';
+import { effectiveQuota, quotaUsage } from '../../db/quota-usage.js';
 import { quotaView, quotaWithUsage } from '../views/quota.js';
 import { resetQuota, setQuota } from '../writes/quotas.js';
 
@@ -48,7 +48,7 @@ export const quotaRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =>
   const db = deps.db.kysely;
 
   const effectiveWithUsage = async (projectId: string) => {
-    const [limits, usage] = await Promise.all([effectiveQuota(db, deps.config, projectId), quotaUsage(db, projectId)]);
+    const [limits, usage] = await Promise.all([effectiveQuota(db, deps.config.quotas, projectId), quotaUsage(db, projectId)]);
     return { quota: quotaWithUsage(projectId, limits, usage) };
   };
 

@@ -1,7 +1,11 @@
 /** Amphora rows → the wire form (admin API). */
 import { amphoraCodec, type AmphoraRow } from '../../db/records/amphora.js';
+import { isoFromEpochMs } from '../../domain/time.js';
 
-/** The wire key is `loadbalancer_id` (the api-ref's `load_balancer_id` example is wrong). */
+/**
+ * The wire key is `loadbalancer_id` (the api-ref's `load_balancer_id` example is wrong). Ostia adds
+ * when its last heartbeat arrived and why it was failed over or stopped (`status_reason`).
+ */
 export function amphoraView(row: AmphoraRow) {
   return {
     id: row.id,
@@ -24,5 +28,7 @@ export function amphoraView(row: AmphoraRow) {
     updated_at: row.updated_at,
     image_id: row.image_id,
     compute_flavor: row.compute_flavor,
+    last_heartbeat_at: row.last_heartbeat_at === null ? null : isoFromEpochMs(row.last_heartbeat_at),
+    status_reason: row.status_reason,
   };
 }

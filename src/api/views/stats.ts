@@ -27,17 +27,27 @@ const sums = [
 /** PostgreSQL returns sums of bigint as numeric text; no row sums to null. */
 const count = (v: string | number | null | undefined): number => Number(v ?? 0);
 
+type Sums = Partial<Record<keyof ApiStats, string | number | null>>;
+
+const statsOf = (row: Sums | undefined): ApiStats => ({
+  bytes_in: count(row?.bytes_in),
+  bytes_out: count(row?.bytes_out),
+  active_connections: count(row?.active_connections),
+  total_connections: count(row?.total_connections),
+  request_errors: count(row?.request_errors),
+});
+
 /** Sums over every amphora that served the listener (or every listener of the LB); zeros when none reported. */
 export async function statsTotals(db: Q, scope: { listenerId: string } | { loadBalancerId: string }): Promise<ApiStats> {
   const listeners = 'listenerId' in scope ? [scope.listenerId] : db.selectFrom('listener').select('id').where('load_balancer_id', '=', scope.loadBalancerId);
-  const row = await db.selectFrom('listener_statistics').select(sums).where('listener_id', 'in', listeners).executeTakeFirst();
-  return {
-    bytes_in: count(row?.bytes_in),
-    bytes_out: count(row?.bytes_out),
-    active_connections: count(row?.active_connections),
-    total_connections: count(row?.total_connections),
-    request_errors: count(row?.request_errors),
-  };
+  return statsOf(await db.selectFrom('listener_statistics').select(sums).where('listener_id', 'in', listeners).executeTakeFirst());
+}
+
+/** Each listener's `statsTotals` in one query: every id given has an entry, zeros when none reported. */
+export async function statsByListener(db: Q, listenerIds: readonly string[]): Promise<Map<string, ApiStats>> {
+  const rows = listenerIds.length ? await db.selectFrom('listener_statistics').select('listener_id').select(sums).where('listener_id', 'in', listenerIds).groupBy('listener_id').execute() : [];
+  const reported = new Map(rows.map((r) => [r.listener_id, r]));
+  return new Map(listenerIds.map((id) => [id, statsOf(reported.get(id))]));
 }
 
 /** `amphora_stats` rows of one amphora: one per listener it served that still exists. */

@@ -2,20 +2,23 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ServedCertificateRoles, daysToExpiry, expiryWarning } from '../../domain/certificate-expiry.js';
+import { statsByListener } from './stats.js';
 
 const none = ['-'];
 
 /**
  * The tree of §6.1: pools appear under the listeners that use them, never on their own.
- * Ostia adds to a listener that serves certificates the expiry of the first of them
- * (`certificate`), and why its last certificate change was rolled back (`status_reason`).
+ * Ostia adds to each listener its statistics (`stats`, as `GET …/listeners/{id}/stats`), to a
+ * listener that serves certificates the expiry of the first of them (`certificate`), why its
+ * last certificate change was rolled back (`status_reason`), and the load balancer's own
+ * `status_reason` (why it is in ERROR, or what a change it kept serving through refused).
  */
-export async function statusTree(db: Kysely<Database>, lb: { id: string; name: string; operating_status: string; provisioning_status: string }) {
+export async function statusTree(db: Kysely<Database>, lb: { id: string; name: string; operating_status: string; provisioning_status: string; status_reason: string | null }) {
   const listeners = await db.selectFrom('listener').select(['id', 'name', 'operating_status', 'provisioning_status', 'default_pool_id', 'status_reason']).where('load_balancer_id', '=', lb.id).orderBy('created_at').orderBy('id').execute();
   const pools = await db.selectFrom('pool').select(['id', 'name', 'operating_status', 'provisioning_status']).where('load_balancer_id', '=', lb.id).execute();
   const poolIds = pools.length ? pools.map((p) => p.id) : none;
   const listenerIds = listeners.length ? listeners.map((l) => l.id) : none;
-  const [monitors, members, policies, expiries] = await Promise.all([
+  const [monitors, members, policies, expiries, stats] = await Promise.all([
     db.selectFrom('health_monitor').select(['id', 'name', 'type', 'operating_status', 'provisioning_status', 'pool_id']).where('pool_id', 'in', poolIds).execute(),
     db.selectFrom('member').select(['id', 'name', 'operating_status', 'provisioning_status', 'address', 'protocol_port', 'pool_id']).where('pool_id', 'in', poolIds).orderBy('created_at').orderBy('id').execute(),
     db
@@ -36,6 +39,7 @@ export async function statusTree(db: Kysely<Database>, lb: { id: string; name: s
       .where('role', 'in', [...ServedCertificateRoles])
       .groupBy('object_id')
       .execute(),
+    statsByListener(db, listeners.map((l) => l.id)),
   ]);
   const now = new Date();
   const notAfter = new Map(expiries.map((e) => [e.object_id, e.not_after]));
@@ -64,6 +68,7 @@ export async function statusTree(db: Kysely<Database>, lb: { id: string; name: s
       name: lb.name,
       operating_status: lb.operating_status,
       provisioning_status: lb.provisioning_status,
+      ...(lb.status_reason !== null ? { status_reason: lb.status_reason } : {}),
       listeners: listeners.map((l) => {
         const ids = [l.default_pool_id, ...policies.filter((p) => p.listener_id === l.id).map((p) => p.redirect_pool_id)].filter((x): x is string => !!x);
         const served = certificate(l.id);
@@ -72,6 +77,7 @@ export async function statusTree(db: Kysely<Database>, lb: { id: string; name: s
           name: l.name,
           operating_status: l.operating_status,
           provisioning_status: l.provisioning_status,
+          stats: stats.get(l.id)!,
           ...(served ? { certificate: served } : {}),
           ...(l.status_reason !== null ? { status_reason: l.status_reason } : {}),
           pools: [...new Set(ids)].map(poolTree).filter((p) => p !== undefined),

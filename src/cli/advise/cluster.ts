@@ -6,7 +6,7 @@
  */
 import type { Topology } from '../../domain/enums.js';
 import { sourceRanges, serviceRequests, ANNOTATIONS, type Ask, type CpoSettings } from './cpo.js';
-import { askOvn } from './ovn-verdict.js';
+import { askOvn } from '../../tools/advise/ovn-verdict.js';
 import { serviceName, type KubeService } from './services.js';
 
 /** Kubernetes' default `--service-node-port-range`. */

@@ -96,6 +96,9 @@ test('a silent amphora is failed over: LB PENDING_UPDATE, one amphora.failover j
   assert.equal(await s.lbStatus(other!), 'ACTIVE');
   assert.equal((await amphoraRow(s.h, silent.id))!.status_reason, 'no heartbeat for 3.5 s');
   assert.equal((await amphoraRow(s.h, fresh.id))!.status_reason, null);
+  // The job keeps the reason and who queued it, for the failover history (GET /v2/ostia/failovers).
+  const [job] = await s.h.runtime.db.kysely.selectFrom('job').select('payload').where('operation', '=', 'amphora.failover').execute();
+  assert.deepEqual(JSON.parse(job!.payload), { amphora_id: silent.id, reason: 'no heartbeat for 3.5 s', automatic: true });
   // Its LB is now pending: the next run does not fail it over twice.
   assert.deepEqual(await detector.check(), { kind: 'checked', silent: [silent.id], triggered: [] });
   assert.equal((await s.failoverJobs()).length, 1);

@@ -154,7 +154,7 @@ export class StaleDetector {
         await lockLoadBalancer(trx, lb.id, ['ACTIVE', 'ERROR'], 'PENDING_UPDATE');
         const still = await trx.updateTable('amphora').set({ status_reason: amp.reason }).where('id', '=', amp.id).where('status', '=', amp.status).executeTakeFirst();
         if (Number(still.numUpdatedRows) !== 1) throw apiError('CONFLICT', `amphora ${amp.id} changed meanwhile`);
-        await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id }, automatic: true });
+        await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'amphora.failover', payload: { amphora_id: amp.id, reason: amp.reason }, automatic: true });
       });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;

@@ -4,7 +4,7 @@ import { defaultConfig, deepMerge, type Config } from '../../config.js';
 import { planCapacity, type Resource } from './capacity.js';
 import type { PlanClass } from './classes.js';
 import { footprintOf } from './inventory.js';
-import { antiAffinityOf } from '../plan.js';
+import { antiAffinityOf } from './plan.js';
 
 const quota: Resource = { key: 'quota', label: 'load_balancer quota of project demo', unit: 'load balancers', capacity: 20, inUse: 5, failover: 0 };
 const vip: Resource = { key: 'vip', label: 'VIP addresses of public-subnet', unit: 'addresses', capacity: 100, inUse: 10, failover: 2 };

@@ -1,7 +1,8 @@
 /**
- * `ostia advise --from-live`: the load balancers this service holds, each amphora one's objects put to
- * the OVN provider's own checks (what the API would run if it were created on OVN), so each says
- * whether it could move to OVN, and if not, in the provider's words, why; and the amphorae that frees.
+ * Provider advice on the live load balancers (`ostia advise --from-live`, the API's `GET /v2/ostia/advice`):
+ * the load balancers this service holds, each amphora one's objects put to the OVN provider's own checks
+ * (what the API would run if it were created on OVN), so each says whether it could move to OVN, and if
+ * not, in the provider's words, why; and the amphorae that frees.
  */
 import type { Db } from '../../db/database.js';
 import { healthMonitorCodec } from '../../db/records/health-monitor.js';
@@ -13,38 +14,7 @@ import { poolCodec } from '../../db/records/pool.js';
 import { ovnChecks, presence, PROVIDER as OVN } from '../../providers/ovn/capabilities.js';
 import { ProviderAliases } from '../../providers/registry.js';
 import { askOvn, ovnRefusal } from './ovn-verdict.js';
-
-export type LiveVerdict = 'fits-ovn' | 'needs-amphora' | 'on-ovn' | 'no-data-plane';
-
-export interface LiveRefusal {
-  object: string;
-  feature: string;
-  value: string;
-  reason: string;
-}
-
-export interface LiveAdvice {
-  id: string;
-  name: string;
-  project_id: string;
-  provider: string;
-  /** The Kubernetes cluster CPO named in the description, or null. */
-  cluster: string | null;
-  amphorae: number;
-  verdict: LiveVerdict;
-  refusals: LiveRefusal[];
-  explanation: string;
-}
-
-export interface LiveSummary {
-  loadBalancers: LiveAdvice[];
-  amphoraLoadBalancers: number;
-  movable: number;
-  amphoraeToday: number;
-  amphoraeAfter: number;
-  amphoraeSaved: number;
-  explanation: string;
-}
+import type { LiveAdvice, LiveRefusal, LiveSummary } from './summary.js';
 
 /** CPO's description of a Service's load balancer: `Kubernetes external service <ns>/<name> from cluster <cluster>`. */
 const CPO_DESCRIPTION = /^Kubernetes external service \S+ from cluster (\S+)$/;

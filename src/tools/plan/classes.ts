@@ -1,5 +1,5 @@
 /**
- * The classes of load balancers `ostia plan` counts: from a YAML file (what an operator means to run), or
+ * The classes of load balancers the capacity plan counts: from a YAML file (what an operator means to run), or
  * from the live load balancers, grouped by project, provider, topology, flavor, listener count and VIP subnet.
  * Either way each class ends resolved against this service: its flavor's profile, its subnet, its project.
  */

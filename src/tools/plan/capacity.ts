@@ -1,5 +1,5 @@
 /**
- * The arithmetic of `ostia plan`, apart from where its figures come from: resources with a capacity, what
+ * The arithmetic of the capacity plan, apart from where its figures come from: resources with a capacity, what
  * uses them now and what failover holds back; classes of load balancers with what one of each takes; how many
  * load balancers of the plan's mix each resource holds, which one runs out first, and at what count.
  */

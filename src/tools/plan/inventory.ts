@@ -1,5 +1,5 @@
 /**
- * What `ostia plan` counts against, read from this service as it stands: each VIP subnet's and the management
+ * What the capacity plan counts against, read from this service as it stands: each VIP subnet's and the management
  * network's free addresses (their pools less the ports held), the projects' load-balancer and listener quotas,
  * and for the process compute drivers this machine's memory and disk with what an amphora measurably takes;
  * and what one load balancer of each class takes of each.
@@ -9,32 +9,23 @@ import { freemem, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { effectiveQuota, quotaUsage } from '../../api/quota.js';
+import { effectiveQuota, quotaUsage } from '../../db/quota-usage.js';
 import { ipToBigInt } from '../../domain/net.js';
 import { QUOTA_UNLIMITED } from '../../domain/defaults.js';
 import { NetworkCatalog } from '../../network/catalog.js';
 import { MANAGEMENT_SUBNET_ID } from '../../network/management-ports.js';
 import type { ClassDemand, Resource } from './capacity.js';
 import type { PlanClass } from './classes.js';
-import { measureAmphorae, type AmphoraFootprint } from './measured.js';
+import { measureAmphorae } from './measured.js';
+import type { AmphoraMeasure, ClassFootprint } from './result.js';
 
-/** What one load balancer of a class holds: its amphorae, its ports, and what its flavor reserves on a cloud. */
-export interface ClassFootprint {
-  amphorae: number;
-  /** On its VIP subnet: the VIP, and each amphora's base port where the network driver makes one. */
-  vipAddresses: number;
-  managementAddresses: number;
-  vcpus: number;
-  ramMiB: number;
-  diskGiB: number;
-}
 
 export interface Inventory {
   resources: Resource[];
   demands: ClassDemand[];
   footprints: ClassFootprint[];
   /** What an amphora takes on this machine, and whence the figure; null: no amphora runs here (compute.driver noop). */
-  amphora: { memoryMiB: number; diskMiB: number; source: string; measured: AmphoraFootprint } | null;
+  amphora: AmphoraMeasure | null;
   /** Sentences on what is not counted, and why. */
   notes: string[];
 }
@@ -115,7 +106,7 @@ async function addQuotas(db: Db, config: Config, classes: readonly PlanClass[], 
   const projects = [...new Set(classes.flatMap((c) => (c.projectId ? [c.projectId] : [])))];
   if (classes.some((c) => !c.projectId)) notes.push('Quotas: a class that names no project is counted against no project quota.');
   for (const projectId of projects) {
-    const [limits, usage] = await Promise.all([effectiveQuota(db.kysely, config, projectId), quotaUsage(db.kysely, projectId)]);
+    const [limits, usage] = await Promise.all([effectiveQuota(db.kysely, config.quotas, projectId), quotaUsage(db.kysely, projectId)]);
     const name = config.identity.projects.find((p) => p.id === projectId)?.name ?? projectId;
     for (const [resource, unit, take] of [
       ['load_balancer', 'load balancers', () => 1],

@@ -12,7 +12,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { HealthMonitorType } from '../../domain/enums.js';
 import { ovnCapabilities } from '../../providers/ovn/capabilities.js';
 import { memberA, startHarness, type Caller, type Harness } from '../../../test/support/harness.js';
-import { adviseLive, type LiveAdvice } from './live.js';
+import { adviseLive } from './live.js';
+import type { LiveAdvice } from './summary.js';
 
 type Obj = Record<string, any>;
 

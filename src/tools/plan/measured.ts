@@ -1,5 +1,5 @@
 /**
- * What `ostia plan` takes as measured, never assumed: how long creates and failovers took here (from the
+ * What the capacity plan takes as measured, never assumed: how long creates and failovers took here (from the
  * jobs' own traces), and what a running amphora of the process drivers holds (its processes' proportional
  * memory, its directory on disk).
  */
@@ -9,19 +9,9 @@ import { groupMembers, type GroupRecord } from '../../compute/process-group.js';
 import { AMPHORA_FILES } from '../../compute/process-compute.js';
 import type { Db } from '../../db/database.js';
 import { amphoraProfile } from '../../providers/amphora/capabilities.js';
+import type { AmphoraFootprint, MeasuredOperation, MeasuredTime } from './result.js';
 
-export type MeasuredOperation = 'create' | 'failover';
 
-export interface MeasuredTime {
-  provider: string;
-  /** null: the provider builds no amphorae. */
-  topology: string | null;
-  operation: MeasuredOperation;
-  /** Jobs measured. */
-  count: number;
-  medianSeconds: number;
-  maxSeconds: number;
-}
 
 const OPERATIONS: Record<string, MeasuredOperation> = { 'loadbalancer.create': 'create', 'loadbalancer.failover': 'failover', 'amphora.failover': 'failover' };
 
@@ -69,14 +59,6 @@ export async function measuredTimes(db: Db): Promise<MeasuredTime[]> {
 
 const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
-export interface AmphoraFootprint {
-  /** Running amphorae measured. */
-  count: number;
-  /** Median over them, MiB: the proportional set size of each one's processes (agent and HAProxy). */
-  memoryMiB: number | null;
-  /** Median size of each one's directory, MiB. */
-  diskMiB: number | null;
-}
 
 /** The running amphorae of the process drivers under `rootDir` (DATA_DIR/amphorae), measured from /proc and the disk. */
 export async function measureAmphorae(db: Db, rootDir: string): Promise<AmphoraFootprint> {
