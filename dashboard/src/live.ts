@@ -1,14 +1,14 @@
 /**
  * Live data of a view: ONE request (a list, a status tree, a batched extension) repeated while
  * the view is open and the tab visible, never one request per object. The next request starts
- * a fixed pause after the previous one ended, stretched to three times its duration when the
- * API is slow to answer it (a list of thousands), so a page never stacks requests on a busy API.
+ * a fixed pause after the previous one ended, stretched to twice its duration when the API is
+ * slow to answer it (a list of thousands), so a page never stacks requests on a busy API.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
 /** Between the end of one refresh and the start of the next: a status change shows within about this plus one request. */
-export const LIVE_PAUSE_MS = 700;
+export const LIVE_PAUSE_MS = 500;
 
 export interface Live<T> {
   data: T | undefined;
@@ -48,7 +48,7 @@ export function useLive<T>(fetcher: (signal: AbortSignal) => Promise<T>, deps: u
       } finally {
         inflight = null;
       }
-      if (!stopped) timer = setTimeout(tick, again ? 0 : Math.max(pauseMs, 3 * (performance.now() - t0)));
+      if (!stopped) timer = setTimeout(tick, again ? 0 : Math.max(pauseMs, 2 * (performance.now() - t0)));
       again = false;
     };
     kick.current = () => {
