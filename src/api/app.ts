@@ -19,7 +19,8 @@ import { versionRoutes } from './resources/versions.js';
 import { resourcePlugins, octaviaPlugins, ostiaPlugins } from './resources/index.js';
 import { networkRoutes } from './network-lookups.js';
 import { METRICS_PREFIX, metricsRoutes } from './metrics.js';
-import { DASHBOARD_PREFIX, dashboardRoutes } from './dashboard.js';
+import { DASHBOARD_PREFIX } from '../domain/dashboard.js';
+import { dashboardRoutes } from './dashboard.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

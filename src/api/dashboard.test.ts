@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { defaultConfig, type Config } from '../config.js';
-import { DASHBOARD_PREFIX, dashboardConfig, dashboardRoutes } from './dashboard.js';
+import { DASHBOARD_PREFIX } from '../domain/dashboard.js';
+import { dashboardConfig, dashboardRoutes } from './dashboard.js';
 import { sendError, toApiError } from './errors.js';
 
 function builtDashboard(): string {

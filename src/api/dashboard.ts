@@ -11,13 +11,11 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
-import type { DashboardConfig } from '../domain/dashboard.js';
+import { DASHBOARD_PREFIX, type DashboardConfig } from '../domain/dashboard.js';
 import { apiError } from '../domain/errors.js';
 import { IDENTITY_PREFIX } from '../identity/catalog.js';
 import { KEY_MANAGER_PREFIX } from '../keymanager/access.js';
 import { RELAYED_IDENTITY, RELAYED_KEY_MANAGER, relayIdentity, relayKeyManager } from './dashboard-relay.js';
-
-export const DASHBOARD_PREFIX = '/dashboard';
 
 /** Asset names carry their content hash, so a browser may keep them for good; the page itself is revalidated each time. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { driverChoice, testModes, type Config } from '../config.js';
+import { DASHBOARD_PREFIX } from '../domain/dashboard.js';
 import { amphoraeRun, ovnProviderEnabled } from '../providers/background-roles.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { cloudsYaml, createAuthenticator, Directory, IDENTITY_PREFIX, keystone, TokenService } from '../identity/index.js';
@@ -204,6 +205,7 @@ function describe(config: Config, roles: Roles, a: Announcement, runtime: Runtim
     : runtime.worker ? `Ostia worker ${runtime.worker.id} is running jobs from ${store}.`
     : `Ostia ${what} is running over ${store}.`,
   ];
+  if (a.url && config.identity.mode !== 'noauth' && config.identity.mode !== 'testing') lines.push(`The dashboard is at ${a.url}${DASHBOARD_PREFIX} (log in as a user of Keystone${clouds ? ', e.g. one of the clouds.yaml below' : ''}).`);
   if (a.health_listen) lines.push(`Amphora heartbeats are received on ${a.health_listen} (UDP).`);
   if (a.test_mode) lines.push(`Test mode: ${a.test_mode}`);
   if (ovnProviderEnabled(config) && roles.worker) lines.push(`OVN load balancers are written to ${config.ovn.nbConnection}.`);

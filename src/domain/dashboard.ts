@@ -1,6 +1,9 @@
 /** What an API process tells the dashboard page before login (`GET /dashboard/config`). */
 import type { PolicyMode } from './context.js';
 
+/** Where every API process serves the dashboard. */
+export const DASHBOARD_PREFIX = '/dashboard';
+
 export interface DashboardConfig {
   /** Keystone's v3 URL: a path on this origin for the embedded identity, else the external one. */
   identity: string;
