@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import { startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
+import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
 import { writeAmphoraConfig } from '../test/support/amphora-config.js';
 import { launchBrowser, loggedIn } from '../test/support/browser.js';
 import { OPENSTACK_BIN } from '../test/support/openstack-cli.js';
@@ -210,6 +210,8 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     backend.close();
+    // Amphorae outlive their controller by design; the bench must not leave them holding addresses.
+    killAll(processesUnder(join(ostia.dataDir, 'amphorae')));
     await ostia.stop();
     rmSync(scratch, { recursive: true, force: true });
   }

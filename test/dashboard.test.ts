@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
@@ -101,7 +101,11 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
   after(async () => {
     await browser?.close();
     for (const b of backends) await b.close();
-    await ostia?.stop();
+    if (ostia) {
+      // Amphorae outlive their controller by design; the run must not leave them holding addresses.
+      killAll(processesUnder(join(ostia.dataDir, 'amphorae')));
+      await ostia.stop();
+    }
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -2,11 +2,12 @@
 import { useMemo } from 'preact/hooks';
 import { getAll, lbaas } from '../api.js';
 import { useLive } from '../live.js';
-import { href, navigate, route } from '../router.js';
+import { href, route } from '../router.js';
 import { can, isAdmin } from '../session.js';
 import { Status } from '../components/status.js';
 import { Table, type Column } from '../components/table.js';
 import { Notice } from '../components/notice.js';
+import { FilterSearch, FilterSelect, matchesSearch } from '../components/filters.js';
 import type { LoadBalancer } from '../types.js';
 import { when } from '../format.js';
 import { OperatingStatus, ProvisioningStatus } from '../../../src/domain/enums.js';
@@ -18,20 +19,11 @@ export function LoadBalancers() {
   const search = q.get('q') ?? '';
   const live = useLive((signal) => getAll<LoadBalancer>(lbaas('loadbalancers'), 'loadbalancers', signal), []);
   const all = live.data ?? [];
-  const setQuery = (key: string, value: string) => {
-    const next = Object.fromEntries(q.entries());
-    next[key] = value;
-    navigate('/loadbalancers', next);
-  };
   const providers = useMemo(() => [...new Set(all.map((lb) => lb.provider))].sort(), [all]);
-  const rows = useMemo(() => {
-    const needle = search.trim().toLowerCase();
-    return all.filter(
-      (lb) =>
-        FILTERS.every((f) => !q.get(f) || lb[f] === q.get(f)) &&
-        (!needle || [lb.name, lb.id, lb.vip_address, lb.description, ...lb.tags].some((v) => v?.toLowerCase().includes(needle))),
-    );
-  }, [all, q.toString()]);
+  const rows = useMemo(
+    () => all.filter((lb) => FILTERS.every((f) => !q.get(f) || lb[f] === q.get(f)) && matchesSearch(search, [lb.name, lb.id, lb.vip_address, lb.description, ...lb.tags])),
+    [all, q.toString()],
+  );
   const columns: Column<LoadBalancer>[] = [
     { key: 'name', label: 'Name', sort: (lb) => lb.name ?? '', render: (lb) => <a href={href(`/loadbalancers/${lb.id}`)}>{lb.name || lb.id}</a> },
     { key: 'vip', label: 'VIP address', sort: (lb) => lb.vip_address ?? '', render: (lb) => <code>{lb.vip_address}</code> },
@@ -42,19 +34,6 @@ export function LoadBalancers() {
     ...(isAdmin.value ? [{ key: 'project', label: 'Project', sort: (lb: LoadBalancer) => lb.project_id, render: (lb: LoadBalancer) => <code title={lb.project_id}>{lb.project_id.slice(0, 8)}</code>, wide: true }] : []),
     { key: 'created', label: 'Created', sort: (lb) => lb.created_at, render: (lb) => when(lb.created_at), wide: true },
   ];
-  const select = (name: (typeof FILTERS)[number], label: string, values: readonly string[]) => (
-    <label>
-      <span>{label}</span>
-      <select value={q.get(name) ?? ''} onChange={(e) => setQuery(name, (e.target as HTMLSelectElement).value)}>
-        <option value="">any</option>
-        {values.map((v) => (
-          <option key={v} value={v}>
-            {v}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
   return (
     <section>
       <div class="heading">
@@ -66,13 +45,10 @@ export function LoadBalancers() {
         ) : null}
       </div>
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label class="grow">
-          <span>Search</span>
-          <input type="search" placeholder="name, id, VIP address, tag" value={search} onInput={(e) => setQuery('q', (e.target as HTMLInputElement).value)} />
-        </label>
-        {select('provisioning_status', 'Provisioning', ProvisioningStatus.filter((s) => s !== 'DELETED'))}
-        {select('operating_status', 'Operating', OperatingStatus)}
-        {select('provider', 'Provider', providers)}
+        <FilterSearch placeholder="name, id, VIP address, tag" />
+        <FilterSelect name="provisioning_status" label="Provisioning" options={ProvisioningStatus.filter((s) => s !== 'DELETED')} />
+        <FilterSelect name="operating_status" label="Operating" options={OperatingStatus} />
+        <FilterSelect name="provider" label="Provider" options={providers} />
       </form>
       <Notice>{live.error?.message}</Notice>
       <p class="muted count" aria-live="polite">
