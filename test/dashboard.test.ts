@@ -168,6 +168,30 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
     await activeLb(id);
   });
 
+  it("edits a listener's name and deletes a member through the page, each change shown when the API has it", async () => {
+    const { id } = await online();
+    const lb = await lbOf(id);
+    const listenerId = String((lb.listeners as Obj[])[0]!.id);
+    const poolId = String((lb.pools as Obj[])[0]!.id);
+    const spare = (await api('ostia-demo', 'POST', `/v2/lbaas/pools/${poolId}/members`, { member: { name: 'spare', address: backends[0]!.address, protocol_port: backends[0]!.port + 1 } })).member as Obj;
+    await activeLb(id);
+    const { page } = await open(demo());
+    await page.evaluate((lbId) => (location.hash = `#/loadbalancers/${lbId}`), id);
+    await graphNode(page, 'Member', 'spare').waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete member spare' }).click();
+    await eventually(async () => (await graphNode(page, 'Member', 'spare').count()) === 0, 'the deleted member gone from the page', 60_000, 250);
+    const members = (await api('ostia-demo', 'GET', `/v2/lbaas/pools/${poolId}/members`)).members as Obj[];
+    assert.equal(members.some((m) => m.id === spare.id), false);
+    await activeLb(id);
+    await page.getByRole('link', { name: /^Edit listener / }).first().click();
+    await page.getByLabel('Name', { exact: true }).fill('web-renamed');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await graphNode(page, 'Listener', 'web-renamed').waitFor();
+    assert.equal(((await api('ostia-demo', 'GET', `/v2/lbaas/listeners/${listenerId}`)).listener as Obj).name, 'web-renamed');
+    await activeLb(id);
+  });
+
   it('a stopped backend turns its member ERROR and the pool DEGRADED on the open page, without a reload and with one request per refresh', async () => {
     const { page, id } = await online();
     await page.evaluate(() => ((window as unknown as { unreloaded: boolean }).unreloaded = true));
