@@ -20,6 +20,7 @@ import { writeAmphoraConfig } from './support/amphora-config.js';
 import { collectBodies, eventually, memberSubnetAddress, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
 import { PHONE, launchBrowser, loggedIn, screenshot, type Login } from './support/browser.js';
+import { defaultConfig } from '../src/config.js';
 
 type Obj = Record<string, unknown>;
 
@@ -92,7 +93,9 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'ostia-dashboard-'));
-    const config = await writeAmphoraConfig(scratch, { amphora: { heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 } });
+    // The admin also reads project demo, to switch to it.
+    const users = defaultConfig(scratch).identity.users.map((u) => (u.name === 'admin' ? { ...u, roles: { ...u.roles, demo: ['reader', 'load-balancer_observer'] } } : u));
+    const config = await writeAmphoraConfig(scratch, { amphora: { heartbeatIntervalMs: 500, heartbeatTimeoutMs: 2000 }, identity: { users } });
     ostia = await startOstia({ extraArgs: ['--config', config] });
     for (const name of ['backend-a', 'backend-b', 'backend-c']) backends.push(await startBackend(name, memberSubnetAddress()));
     browser = await launchBrowser();
@@ -234,6 +237,19 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
     await page.getByRole('button', { name: 'Submit anyway' }).click();
     await page.getByText('Policy does not allow this request to be performed.').waitFor();
     assert.equal((await lbOf(id)).name, 'dash-web');
+  });
+
+  it('switches project: the admin, a reader in project demo, sees that project as a reader does', async () => {
+    await online();
+    const { page } = await open(admin());
+    await page.getByRole('link', { name: 'Amphorae' }).waitFor();
+    await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'demo' });
+    // No admin page in a project where the admin is a reader: the token was rescoped with that project's roles.
+    await page.getByRole('link', { name: 'Amphorae' }).waitFor({ state: 'detached' });
+    await page.getByRole('link', { name: 'dash-web' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Create load balancer' }).count(), 0);
+    await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'admin' });
+    await page.getByRole('link', { name: 'Amphorae' }).waitFor();
   });
 
   it('is readable on a phone-width screen', async () => {
