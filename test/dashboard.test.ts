@@ -196,7 +196,14 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
   });
 
   it('a stopped backend turns its member ERROR and the pool DEGRADED on the open page, without a reload and with one request per refresh', async () => {
-    const { page, id } = await online();
+    const { id } = await online();
+    await activeLb(id);
+    // A page of its own, settled (ACTIVE, its lists read) before the backend stops: earlier tests' changes are behind it.
+    const { page } = await open(demo());
+    await page.evaluate((lbId) => (location.hash = `#/loadbalancers/${lbId}`), id);
+    await graphNode(page, 'Pool', 'dash-pool').filter({ hasText: 'ONLINE' }).waitFor();
+    await page.getByRole('heading', { name: 'Pools' }).waitFor();
+    await page.getByRole('cell', { name: backends[1]!.address, exact: false }).first().waitFor();
     await page.evaluate(() => ((window as unknown as { unreloaded: boolean }).unreloaded = true));
     const requests: string[] = [];
     const onRequest = (r: { url(): string }) => requests.push(new URL(r.url()).pathname);
