@@ -98,7 +98,9 @@ export async function getAll<T>(url: string, root: string, signal?: AbortSignal)
     out.push(...((page[root] as T[]) ?? []));
     const links = (page[`${root}_links`] as Array<{ rel: string; href: string }> | undefined) ?? [];
     const href = links.find((l) => l.rel === 'next')?.href;
-    next = href ? new URL(href, location.href).pathname + new URL(href, location.href).search : null;
+    // The link names the API's public URL; the page follows it on its own origin.
+    const link = href ? new URL(href, location.href) : null;
+    next = link ? link.pathname + link.search : null;
   }
   return out;
 }
