@@ -1,9 +1,6 @@
 /** A labelled form field with the API's message about it shown right beside it. */
 import type { ComponentChildren } from 'preact';
 
-let counter = 0;
-export const fieldId = (name: string) => `f-${name}-${++counter}`;
-
 /** `inline`: the control sits inside its label, before the text (a checkbox). */
 export function Field({ id, label, error, hint, inline = false, children }: { id: string; label: string; error?: string | null; hint?: string; inline?: boolean; children: ComponentChildren }) {
   return (
