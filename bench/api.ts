@@ -3,12 +3,15 @@
  * Octavia 11 baseline with no-op drivers (see octavia-baseline.md), measured in the same run
  * because the machine is shared and noisy.
  *
- *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50] [--close]
+ *   npm run build && node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lists 100,1000] [--creates 50] [--close] [--scale 100,1000,10000]
  *
- * Per target: 100 load balancers created by 8 clients (wall time until all ACTIVE), then
- * requests/s for GET one LB and GET the list of 100 (1 s warm-up, then a fixed duration;
+ * Per target: as many load balancers as the longest list created by 8 clients (wall time until all
+ * ACTIVE), then requests/s for GET one LB and GET a page of each --lists length (`?limit=N`, as
+ * clients page; the longest also with `fields=id,name`) (1 s warm-up, then a fixed duration;
  * keep-alive, loopback) with server CPU per request read from /proc, then create → ACTIVE
- * latency of 50 sequential creates (POST, then GET every 10 ms until ACTIVE). The bench never installs or starts the
+ * latency of 50 sequential creates (POST, then GET every 10 ms until ACTIVE). With --scale, Ostia
+ * alone then grows to each count and walks its whole list page by page (`limit`/`marker`, 1000 a
+ * page): server CPU per listed load balancer at each count, against the smallest. The bench never installs or starts the
  * baseline; it only probes for it, and waits for its cascade deletes to finish so that they do not load the machine
  * while Ostia is measured.
  *
@@ -28,13 +31,17 @@ import { startOstia } from '../test/support/ostia-process.js';
 import { cpuSeconds, processTree } from './support/processes.js';
 import { percentile } from './support/stats.js';
 
-const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lbs 100] [--creates 50] [--close]
+const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lists 100,1000] [--creates 50] [--close] [--scale 100,1000,10000]
 
 Ostia's API (ostia up, noop provider) and, when it runs, the Octavia 11 baseline, measured in the same run:
-create of --lbs load balancers by --concurrency clients, GET one and GET the list (requests/s, server CPU per
-request) for --seconds each, and create → ACTIVE latency of --creates sequential creates. --close opens one
-connection per request on both sides; --json prints one JSON document on stdout.
+create of as many load balancers as the longest of --lists by --concurrency clients, GET one and GET a page of
+each --lists length (requests/s, server CPU per request) for --seconds each, and create → ACTIVE latency of
+--creates sequential creates. --scale: Ostia's server CPU per listed load balancer when it holds each count,
+walking the whole list in pages of 1000. --close opens one connection per request on both sides; --json prints
+one JSON document on stdout.
 `;
+/** Page size of the --scale walk: Octavia's default pagination_max_limit. */
+const SCALE_PAGE = 1000;
 const POLL_MS = 10;
 const WARMUP_S = 1;
 const ACTIVE_TIMEOUT_MS = 120_000;
@@ -46,9 +53,13 @@ const BASELINE_DOC = '/work/shared/reference/octavia-baseline.md';
 interface Params {
   seconds: number;
   concurrency: number;
-  lbs: number;
+  /** Page lengths listed; the longest is how many load balancers are created. */
+  lists: number[];
   creates: number;
+  scale: number[];
 }
+
+const lbCount = (p: Params) => Math.max(...p.lists);
 
 interface Target {
   readonly name: string;
@@ -92,8 +103,17 @@ interface TargetResult {
   keep_alive: boolean;
   bulk_create: { lbs: number; clients: number; seconds: number; lbs_per_second: number };
   get_one: Throughput;
-  get_list: Throughput & { items: number };
+  /** One per --lists length, then the longest with fields=id,name. */
+  get_lists: Array<Throughput & { items: number; fields: string | null }>;
   create_to_active: Latency;
+}
+
+interface ScalePoint {
+  load_balancers: number;
+  pages: number;
+  walks: number;
+  cpu_us_per_listed: number | null;
+  wall_ms_per_walk: number;
 }
 
 // --- HTTP -------------------------------------------------------------------------------
@@ -149,13 +169,13 @@ async function waitActive(c: Client, t: Target, id: string): Promise<void> {
   }
 }
 
-async function bulkCreate(c: Client, t: Target, p: Params): Promise<{ ids: string[]; seconds: number }> {
+async function bulkCreate(c: Client, t: Target, p: Params, count: number, from = 0): Promise<{ ids: string[]; seconds: number }> {
   const ids: string[] = [];
-  let next = 0;
+  let next = from;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: p.concurrency }, async () => {
-      while (next < p.lbs) {
+      while (next < count) {
         const i = next++;
         const id = await createLb(c, t, `bench-${i}`);
         ids.push(id);
@@ -230,17 +250,27 @@ async function createToActive(c: Client, t: Target, p: Params): Promise<{ latenc
   };
 }
 
+/** The list path with more query parameters. */
+function listUrl(t: Target, query: string): string {
+  return `${t.base}${t.listPath}${t.listPath.includes('?') ? '&' : '?'}${query}`;
+}
+
 async function measure(t: Target, p: Params, progress: (msg: string) => void): Promise<TargetResult> {
   const c = client(p.concurrency, t.keepAlive);
+  const count = lbCount(p);
   try {
-    progress(`${t.name}: creating ${p.lbs} load balancers with ${p.concurrency} clients`);
-    const bulk = await bulkCreate(c, t, p);
-    const listed = await json<{ loadbalancers: unknown[] }>(c, 'GET', `${t.base}${t.listPath}`, t.headers);
-    if (listed.loadbalancers.length !== p.lbs) throw new Error(`${t.name}: the list holds ${listed.loadbalancers.length} load balancers, expected ${p.lbs}`);
+    progress(`${t.name}: creating ${count} load balancers with ${p.concurrency} clients`);
+    const bulk = await bulkCreate(c, t, p, count);
     progress(`${t.name}: GET one load balancer for ${p.seconds} s`);
     const getOne = await throughput(c, t, `${t.base}/v2/lbaas/loadbalancers/${bulk.ids[0]}`, p);
-    progress(`${t.name}: GET the list of ${p.lbs} for ${p.seconds} s`);
-    const getList = await throughput(c, t, `${t.base}${t.listPath}`, p);
+    const getLists: TargetResult['get_lists'] = [];
+    for (const [n, fields] of [...p.lists.map((n) => [n, null] as const), [count, 'id,name'] as const]) {
+      const url = listUrl(t, `limit=${n}${fields ? fields.split(',').map((f) => `&fields=${f}`).join('') : ''}`);
+      const listed = await json<{ loadbalancers: unknown[] }>(c, 'GET', url, t.headers);
+      if (listed.loadbalancers.length !== n) throw new Error(`${t.name}: the list holds ${listed.loadbalancers.length} load balancers, expected ${n}`);
+      progress(`${t.name}: GET a list of ${n}${fields ? ` (fields ${fields})` : ''} for ${p.seconds} s`);
+      getLists.push({ ...(await throughput(c, t, url, p)), items: n, fields });
+    }
     progress(`${t.name}: ${p.creates} sequential creates until ACTIVE`);
     const latency = await createToActive(c, t, p);
     await t.cleanup([...bulk.ids, ...latency.ids], progress);
@@ -248,11 +278,61 @@ async function measure(t: Target, p: Params, progress: (msg: string) => void): P
       target: t.name,
       url: t.base,
       keep_alive: t.keepAlive,
-      bulk_create: { lbs: p.lbs, clients: p.concurrency, seconds: bulk.seconds, lbs_per_second: p.lbs / bulk.seconds },
+      bulk_create: { lbs: count, clients: p.concurrency, seconds: bulk.seconds, lbs_per_second: count / bulk.seconds },
       get_one: getOne,
-      get_list: { ...getList, items: listed.loadbalancers.length },
+      get_lists: getLists,
       create_to_active: latency.latency,
     };
+  } finally {
+    c.close();
+  }
+}
+
+/** Walks the whole list as clients page it, following each `next` link; returns the pages read. */
+async function walkList(c: Client, t: Target): Promise<{ pages: number; listed: number }> {
+  let url: string | undefined = listUrl(t, `limit=${SCALE_PAGE}`);
+  let pages = 0;
+  let listed = 0;
+  while (url) {
+    const page: { loadbalancers: unknown[]; loadbalancers_links: Array<{ rel: string; href: string }> } = await json(c, 'GET', url, t.headers);
+    pages++;
+    listed += page.loadbalancers.length;
+    url = page.loadbalancers_links.find((l) => l.rel === 'next')?.href;
+  }
+  return { pages, listed };
+}
+
+/** Grows Ostia to each --scale count and measures the server CPU per listed load balancer of whole-list walks. */
+async function scale(t: Target, p: Params, progress: (msg: string) => void): Promise<ScalePoint[]> {
+  const c = client(p.concurrency, t.keepAlive);
+  const points: ScalePoint[] = [];
+  try {
+    let have = (await walkList(c, t)).listed;
+    for (const n of [...p.scale].sort((a, b) => a - b)) {
+      if (n > have) {
+        progress(`${t.name}: growing to ${n} load balancers`);
+        await bulkCreate(c, t, p, n, have);
+        have = n;
+      }
+      await walkList(c, t); // warm-up
+      const pids = t.serverPids();
+      const cpuBefore = cpuSeconds(pids);
+      const started = performance.now();
+      let walks = 0;
+      let pages = 0;
+      let listed = 0;
+      while (performance.now() - started < p.seconds * 1000) {
+        const w = await walkList(c, t);
+        walks++;
+        pages += w.pages;
+        listed += w.listed;
+      }
+      const wall = performance.now() - started;
+      const cpuAfter = cpuSeconds(pids);
+      progress(`${t.name}: ${n} load balancers, ${walks} whole-list walks`);
+      points.push({ load_balancers: have, pages: pages / walks, walks, cpu_us_per_listed: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1e6) / listed, wall_ms_per_walk: wall / walks });
+    }
+    return points;
   } finally {
     c.close();
   }
@@ -361,9 +441,11 @@ async function baselineTarget(p: Params): Promise<Target | undefined> {
 
 // --- report -------------------------------------------------------------------------------
 
+/** Ostia against the baseline, each "how many times better" (higher is better for Ostia). */
 interface Ratios {
   get_one_rps: number;
-  get_list_rps: number;
+  /** Per get_lists entry. */
+  get_lists_rps: number[];
   create_to_active_median: number;
   create_to_active_p90: number;
   bulk_create: number;
@@ -372,35 +454,49 @@ interface Ratios {
 function ratios(o: TargetResult, b: TargetResult): Ratios {
   return {
     get_one_rps: o.get_one.rps / b.get_one.rps,
-    get_list_rps: o.get_list.rps / b.get_list.rps,
+    get_lists_rps: o.get_lists.map((l, i) => l.rps / b.get_lists[i]!.rps),
     create_to_active_median: b.create_to_active.median_ms / o.create_to_active.median_ms,
     create_to_active_p90: b.create_to_active.p90_ms / o.create_to_active.p90_ms,
     bulk_create: b.bulk_create.seconds / o.bulk_create.seconds,
   };
 }
 
+const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
+
 function table(p: Params, o: TargetResult, b: TargetResult | undefined, r: Ratios | undefined): string {
-  const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
-  const rows: Array<[string, (t: TargetResult) => string, keyof Ratios | null]> = [
-    ['HTTP connections', (t) => (t.keep_alive ? 'keep-alive' : 'one per request'), null],
-    [`GET one LB, c=${p.concurrency} (req/s)`, (t) => num(t.get_one.rps), 'get_one_rps'],
-    ['  latency p50 / p99 (ms)', (t) => `${num(t.get_one.p50_ms)} / ${num(t.get_one.p99_ms)}`, null],
-    ['  server CPU per request (ms)', (t) => num(t.get_one.cpu_ms_per_request, 2), null],
-    [`GET list of ${p.lbs} LBs, c=${p.concurrency} (req/s)`, (t) => num(t.get_list.rps), 'get_list_rps'],
-    ['  latency p50 / p99 (ms)', (t) => `${num(t.get_list.p50_ms)} / ${num(t.get_list.p99_ms)}`, null],
-    ['  server CPU per request (ms)', (t) => num(t.get_list.cpu_ms_per_request, 2), null],
-    [`create → ACTIVE median, n=${p.creates} (ms)`, (t) => num(t.create_to_active.median_ms), 'create_to_active_median'],
-    ['create → ACTIVE p90 (ms)', (t) => num(t.create_to_active.p90_ms), 'create_to_active_p90'],
-    ['  POST alone, median (ms)', (t) => num(t.create_to_active.post_median_ms), null],
-    [`${p.lbs} LBs by ${p.concurrency} clients → all ACTIVE (s)`, (t) => num(t.bulk_create.seconds, 2), 'bulk_create'],
+  type Row = [string, (t: TargetResult) => string, ((r: Ratios) => number) | null];
+  const throughputRows = (label: string, pick: (t: TargetResult) => Throughput, ratio: (r: Ratios) => number): Row[] => [
+    [`${label}, c=${p.concurrency} (req/s)`, (t) => num(pick(t).rps), ratio],
+    ['  latency p50 / p99 (ms)', (t) => `${num(pick(t).p50_ms)} / ${num(pick(t).p99_ms)}`, null],
+    ['  server CPU per request (ms)', (t) => num(pick(t).cpu_ms_per_request, 2), null],
   ];
-  const w = [44, 16, 16, 10];
+  const rows: Row[] = [
+    ['HTTP connections', (t) => (t.keep_alive ? 'keep-alive' : 'one per request'), null],
+    ...throughputRows('GET one LB', (t) => t.get_one, (r) => r.get_one_rps),
+    ...o.get_lists.flatMap((l, i) => throughputRows(`GET list of ${l.items} LBs${l.fields ? ` fields=${l.fields}` : ''}`, (t) => t.get_lists[i]!, (r) => r.get_lists_rps[i]!)),
+    [`create → ACTIVE median, n=${p.creates} (ms)`, (t) => num(t.create_to_active.median_ms), (r) => r.create_to_active_median],
+    ['create → ACTIVE p90 (ms)', (t) => num(t.create_to_active.p90_ms), (r) => r.create_to_active_p90],
+    ['  POST alone, median (ms)', (t) => num(t.create_to_active.post_median_ms), null],
+    [`${lbCount(p)} LBs by ${p.concurrency} clients → all ACTIVE (s)`, (t) => num(t.bulk_create.seconds, 2), (r) => r.bulk_create],
+  ];
+  const w = [48, 16, 16, 10];
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('');
   const out = [line(['', o.target, b ? b.target : '', b ? 'Ostia is' : ''])];
-  for (const [label, value, key] of rows) out.push(line([label, value(o), b ? value(b) : '', r && key ? `${num(r[key], 1)}x` : '']));
-  const errors = o.get_one.errors + o.get_list.errors + (b ? b.get_one.errors + b.get_list.errors : 0);
+  for (const [label, value, ratio] of rows) out.push(line([label, value(o), b ? value(b) : '', r && ratio ? `${num(ratio(r), 1)}x` : '']));
+  const errorsOf = (t: TargetResult) => t.get_one.errors + t.get_lists.reduce((sum, l) => sum + l.errors, 0);
+  const errors = errorsOf(o) + (b ? errorsOf(b) : 0);
   if (errors) out.push(`WARNING: ${errors} GET requests answered non-200; their rates are not comparable.`);
   return out.join('\n');
+}
+
+function scaleTable(points: readonly ScalePoint[]): string {
+  const first = points[0]?.cpu_us_per_listed ?? null;
+  const lines = ['Ostia, whole list walked in pages of 1000    LBs   pages  walks   CPU µs per listed LB   vs smallest'];
+  for (const pt of points) {
+    const ratio = first !== null && pt.cpu_us_per_listed !== null ? `${num(pt.cpu_us_per_listed / first, 2)}x` : '–';
+    lines.push(`${''.padEnd(44)}${String(pt.load_balancers).padStart(6)}${num(pt.pages, 0).padStart(8)}${String(pt.walks).padStart(7)}${num(pt.cpu_us_per_listed, 1).padStart(23)}${ratio.padStart(14)}`);
+  }
+  return lines.join('\n');
 }
 
 async function main(): Promise<void> {
@@ -409,7 +505,8 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '8' },
-      lbs: { type: 'string', default: '100' },
+      lists: { type: 'string', default: '100,1000' },
+      scale: { type: 'string', default: '' },
       creates: { type: 'string', default: '50' },
       close: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -419,8 +516,10 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lbs: Number(values.lbs), creates: Number(values.creates) };
-  for (const [k, v] of Object.entries(p)) if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
+  const counts = (v: string) => v.split(',').filter(Boolean).map(Number);
+  const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lists: counts(values.lists), creates: Number(values.creates), scale: counts(values.scale) };
+  for (const [k, v] of Object.entries(p)) for (const n of [v].flat()) if (!Number.isFinite(n) || n <= 0) throw new Error(`--${k} must be positive numbers`);
+  if (!p.lists.length) throw new Error('--lists names no list length');
   const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
   const loadBefore = loadavg()[0]!;
 
@@ -435,8 +534,10 @@ async function main(): Promise<void> {
   }
   const ostia = await ostiaTarget(!values.close);
   let ostiaResult: TargetResult;
+  let scalePoints: ScalePoint[] = [];
   try {
     ostiaResult = await measure(ostia, p, progress);
+    if (p.scale.length) scalePoints = await scale(ostia, p, progress);
   } finally {
     await ostia.close();
   }
@@ -448,9 +549,9 @@ async function main(): Promise<void> {
       `bash /work/shared/baseline/octavia-baseline.sh start   (see ${BASELINE_DOC}; OCTAVIA_BASELINE_URL or API_PORT select another endpoint)`;
   const load = { before: loadBefore, after: loadavg()[0]! };
   if (values.json) {
-    process.stdout.write(JSON.stringify({ params: p, load_average: load, ostia: ostiaResult, baseline: baselineResult ?? null, ratios: r ?? null, note }) + '\n');
+    process.stdout.write(JSON.stringify({ params: p, load_average: load, ostia: ostiaResult, baseline: baselineResult ?? null, ratios: r ?? null, scale: scalePoints, note }) + '\n');
   } else {
-    process.stdout.write(`${table(p, ostiaResult, baselineResult, r)}\n\n${note}\nLoad average (1 min): ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after; the machine is shared, compare within one run.\n`);
+    process.stdout.write(`${table(p, ostiaResult, baselineResult, r)}\n${scalePoints.length ? `\n${scaleTable(scalePoints)}\n` : ''}\n${note}\nLoad average (1 min): ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after; the machine is shared, compare within one run.\n`);
   }
 }
 

@@ -87,6 +87,38 @@ export interface ListSpec {
   readonly projectColumn?: string;
   /** Sort tie-breakers appended after the caller's keys. */
   readonly tieBreakers?: readonly string[];
+  /**
+   * Fields the view computes rather than copies from their own column: the columns each reads (none
+   * for a relation read from other tables). A `fields` selection of columns and of these reads only
+   * what they need.
+   */
+  readonly computed?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Whether a `fields` selection (null or empty: every field) asks for `name`. */
+export function wants(fields: readonly string[] | null | undefined, name: string): boolean {
+  return !fields?.length || fields.includes(name);
+}
+
+/**
+ * The columns a page reads for a `fields` selection: the key and those the fields need, when each
+ * is a column or a computed field of the spec; null (every column) for a field the spec does not
+ * know, whatever it may be computed from.
+ */
+function pageColumns(spec: ListSpec, fields: readonly string[] | null): string[] | null {
+  if (!fields?.length) return null;
+  const columns = new Set([spec.key ?? 'id']);
+  for (const field of fields) {
+    const computed = spec.computed && Object.hasOwn(spec.computed, field) ? spec.computed[field] : undefined;
+    if (computed) {
+      for (const column of computed) columns.add(column);
+      continue;
+    }
+    const attr = attributeOf(spec, field);
+    if (!attr) return null;
+    columns.add(attr.column);
+  }
+  return [...columns];
 }
 
 interface SortKey {
@@ -283,7 +315,8 @@ export async function listPage<Row>(
   const t = spec.table;
   const key = spec.key ?? 'id';
   const sort = q.pageReverse ? q.sort.map((s) => ({ ...s, desc: !s.desc })) : q.sort;
-  let qb = scope((db as AnyDb).selectFrom(t).selectAll(t));
+  const columns = pageColumns(spec, q.fields);
+  let qb = scope(columns ? (db as AnyDb).selectFrom(t).select(columns.map((c) => `${t}.${c}`)) : (db as AnyDb).selectFrom(t).selectAll(t));
   qb = applyFilters(qb, spec, q);
   if (q.marker !== null) {
     const marker = await (db as AnyDb).selectFrom(t).selectAll().where(key, '=', q.marker).executeTakeFirst();
@@ -353,11 +386,12 @@ export function listedProject(ctx: RequestContext, seeAll: boolean, query: RawQu
   return ctx.projectId;
 }
 
-type Render<Row> = (rows: Row[]) => Promise<Array<Record<string, unknown>>>;
+/** Renders a page's rows; `fields` (null: all) lets it skip the relations nobody asked for. */
+type Render<Row> = (rows: Row[], fields: readonly string[] | null) => Promise<Array<Record<string, unknown>>>;
 
 async function renderPage<Row>(deps: ApiDeps, req: FastifyRequest, spec: ListSpec, q: ListQuery, scope: (qb: AnyQuery) => AnyQuery, render: Render<Row>) {
   const page = await listPage<Row>(deps.db.kysely, spec, q, scope, selfUrl(req, deps.publicUrl()));
-  const items = await render(page.rows);
+  const items = await render(page.rows, q.fields);
   return { items: items.map((i) => pickFields(i, q.fields)), links: page.links };
 }
 

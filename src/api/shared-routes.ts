@@ -22,7 +22,7 @@ export interface TreeReads<Row> {
   readonly root: Resource;
   readonly list: ListSpec;
   load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one'): Promise<Row>;
-  render(rows: Row[]): Promise<Array<Record<string, unknown>>>;
+  render(rows: Row[], fields?: readonly string[] | null): Promise<Array<Record<string, unknown>>>;
 }
 
 export function treeReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: TreeReads<Row>): void {
@@ -80,7 +80,7 @@ export function treeDeleteRoute<Row>(
 export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends Omit<TreeReads<Row>, 'load' | 'render'> {
   load(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete'): Promise<Row>;
   /** The reads render with the app's database. */
-  render(q: Kysely<Database>, rows: Row[]): Promise<Array<Record<string, unknown>>>;
+  render(q: Kysely<Database>, rows: Row[], fields?: readonly string[] | null): Promise<Array<Record<string, unknown>>>;
   readonly createBody: C;
   create(body: Static<C>, req: FastifyRequest): Promise<unknown>;
   readonly updateBody: U;
@@ -89,7 +89,7 @@ export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends O
 }
 
 export function treeRoutes<Row, C extends TSchema, U extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeRoutes<Row, C, U>): void {
-  treeReadRoutes(app, deps, { ...r, render: (rows) => r.render(deps.db.kysely, rows) });
+  treeReadRoutes(app, deps, { ...r, render: (rows, fields) => r.render(deps.db.kysely, rows, fields) });
   app.post(r.path, { schema: { body: r.createBody } }, async (req, reply) => reply.code(201).send({ [r.root]: await r.create(req.body as Static<C>, req) }));
   treeUpdateRoute(app, deps, { ...r, schema: r.updateBody });
   treeDeleteRoute(app, deps, r.path, r.load, r.remove);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { openPostgresPool } from './postgres-pool.js';
+import { withFastStatements } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -42,7 +43,7 @@ export async function openDatabase(url: string): Promise<Db> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = OFF');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withFastStatements(sqlite) }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }
 
@@ -51,22 +52,4 @@ export async function migrate(db: Db): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider, migrationTableName: 'ostia_migration', migrationLockTableName: 'ostia_migration_lock' });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-}
-
-/**
- * Kysely prepares every query anew; API reads repeat the same few SQL texts, so keeping their
- * prepared statements saves the parse on each request. Bounded, oldest evicted first.
- */
-function withStatementCache<D extends { prepare(sql: string): unknown }>(db: D, max = 500): D {
-  const cache = new Map<string, unknown>();
-  const prepare = (sql: string) => {
-    let stmt = cache.get(sql);
-    if (stmt === undefined) {
-      stmt = db.prepare(sql);
-      if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      cache.set(sql, stmt);
-    }
-    return stmt;
-  };
-  return new Proxy(db, { get: (target, prop, receiver) => (prop === 'prepare' ? prepare : Reflect.get(target, prop, receiver)) });
 }

@@ -15,6 +15,8 @@ export const healthMonitorList: ListSpec = {
   table: 'health_monitor',
   tagged: true,
   projectColumn: 'project_id',
+  // Only HTTP(S) monitors show these: the view reads the type too.
+  computed: { tags: [], pools: ['pool_id'], http_method: ['http_method', 'type'], url_path: ['url_path', 'type'], expected_codes: ['expected_codes', 'type'] },
   attributes: treeObjectAttributes(HealthMonitorCreateBody.properties.healthmonitor),
 };
 
@@ -24,7 +26,7 @@ export const healthMonitorRoutes = (deps: ApiDeps): FastifyPluginAsync => async 
 
   treeReadRoutes(app, deps, {
     path: '/healthmonitors', root: 'healthmonitor', list: healthMonitorList, load: healthMonitorFor,
-    render: (rows: HealthMonitorRow[]) => renderHealthMonitors(db.kysely, rows),
+    render: (rows: HealthMonitorRow[], fields) => renderHealthMonitors(db.kysely, rows, fields),
   });
 
   app.post('/healthmonitors', { schema: { body: HealthMonitorCreateBody } }, async (req, reply) => {

@@ -14,6 +14,7 @@ export const l7PolicyList: ListSpec = {
   table: 'l7policy',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { rules: [], tags: [] },
   attributes: treeObjectAttributes(L7PolicyCreateBody.properties.l7policy),
 };
 

@@ -15,6 +15,7 @@ export const l7RuleList: ListSpec = {
   table: 'l7rule',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { tags: [] },
   attributes: treeObjectAttributes(L7RuleCreateBody.properties.rule),
 };
 
@@ -27,7 +28,7 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
   app.get<{ Params: { policyId: string } }>('/l7policies/:policyId/rules', async (req) => {
     const { policy } = await policyOfPath(deps, req.params.policyId);
     authorize(req.ctx, 'l7rule', 'get_all', policy.project_id);
-    const { items, links } = await listWithin(deps, req, l7RuleList, { column: 'l7policy_id', id: policy.id }, (rows: L7RuleRow[]) => renderL7Rules(db.kysely, rows));
+    const { items, links } = await listWithin(deps, req, l7RuleList, { column: 'l7policy_id', id: policy.id }, (rows: L7RuleRow[], fields) => renderL7Rules(db.kysely, rows, fields));
     return { rules: items, rules_links: links };
   });
 

@@ -15,6 +15,7 @@ export const listenerList: ListSpec = {
   table: 'listener',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { l7policies: [], tags: [], loadbalancers: ['load_balancer_id'] },
   attributes: treeObjectAttributes(ListenerCreateBody.properties.listener, { stored: loadBalancerIdAttribute }),
 };
 

@@ -17,6 +17,7 @@ export const loadBalancerList: ListSpec = {
   table: 'load_balancer',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { listeners: [], pools: [], tags: [] },
   attributes: treeObjectAttributes(LoadBalancerCreateBody.properties.loadbalancer, { stored: { vip_vnic_type: { column: 'vip_vnic_type', kind: 'string' } } }),
 };
 

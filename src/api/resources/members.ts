@@ -15,6 +15,7 @@ export const memberList: ListSpec = {
   table: 'member',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { tags: [] },
   attributes: treeObjectAttributes(MemberCreateBody.properties.member, { stored: { vnic_type: { column: 'vnic_type', kind: 'string' } }, requestOnly: ['request_sriov'] }),
 };
 
@@ -26,7 +27,7 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
   app.get<PoolParams>('/pools/:pool_id/members', async (req) => {
     const pool = await poolOfPath(deps, req.params.pool_id);
     authorize(req.ctx, 'member', 'get_all', pool.project_id);
-    const { items, links } = await listWithin(deps, req, memberList, { column: 'pool_id', id: pool.id }, (rows: MemberRow[]) => renderMembers(db.kysely, rows));
+    const { items, links } = await listWithin(deps, req, memberList, { column: 'pool_id', id: pool.id }, (rows: MemberRow[], fields) => renderMembers(db.kysely, rows, fields));
     return { members: items, members_links: links };
   });
 

@@ -16,6 +16,7 @@ export const poolList: ListSpec = {
   table: 'pool',
   tagged: true,
   projectColumn: 'project_id',
+  computed: { listeners: [], members: [], healthmonitor_id: [], tags: [], loadbalancers: ['load_balancer_id'] },
   attributes: treeObjectAttributes(PoolCreateBody.properties.pool, { stored: loadBalancerIdAttribute, requestOnly: ['listener_id'] }),
 };
 

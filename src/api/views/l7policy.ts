@@ -3,9 +3,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { L7PolicyRow } from '../../db/records/l7policy.js';
 import { readTags } from '../tags.js';
+import { wants } from '../listing.js';
 import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { l7RuleView } from './l7rule.js';
-import { treeFields } from './tree-fields.js';
+import { treeView } from './tree-fields.js';
 
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -16,19 +17,18 @@ export interface L7PolicyRelations {
 }
 
 /** Tags and rules of many policies in two queries whatever the page size. */
-export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[]): Promise<L7PolicyRelations> {
+export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[], fields?: readonly string[] | null): Promise<L7PolicyRelations> {
   const ids = rows.map((r) => r.id);
   const rules = new Map<string, L7RuleRow[]>(ids.map((id) => [id, []]));
-  if (ids.length) {
+  if (ids.length && wants(fields, 'rules')) {
     const ruleRows = await db.selectFrom('l7rule').selectAll().where('l7policy_id', 'in', ids).orderBy('created_at').orderBy('id').execute();
     for (const r of ruleRows) rules.get(r.l7policy_id)?.push(r);
   }
-  return { tags: await readTags(db, ids), rules };
+  return { tags: await readTags(db, wants(fields, 'tags') ? ids : []), rules };
 }
 
 function l7PolicyBase(row: L7PolicyRow, tags: Map<string, string[]>) {
-  return {
-    ...treeFields(row),
+  return treeView(row, {
     name: row.name,
     description: row.description,
     action: row.action,
@@ -39,21 +39,21 @@ function l7PolicyBase(row: L7PolicyRow, tags: Map<string, string[]>) {
     redirect_http_code: row.redirect_http_code,
     position: row.position,
     tags: tags.get(row.id) ?? [],
-  };
+  });
 }
 
 export function l7PolicyView(row: L7PolicyRow, rel: L7PolicyRelations) {
-  return { ...l7PolicyBase(row, rel.tags), rules: (rel.rules.get(row.id) ?? []).map((r) => ({ id: r.id })) };
+  return Object.assign(l7PolicyBase(row, rel.tags), { rules: (rel.rules.get(row.id) ?? []).map((r) => ({ id: r.id })) });
 }
 
-export async function renderL7Policies(db: Q, rows: readonly L7PolicyRow[]) {
-  const rel = await l7PolicyRelations(db, rows);
+export async function renderL7Policies(db: Q, rows: readonly L7PolicyRow[], fields?: readonly string[] | null) {
+  const rel = await l7PolicyRelations(db, rows, fields);
   return rows.map((r) => l7PolicyView(r, rel));
 }
 
 /** The form inside a fully populated LB (graph create response): rules as full objects. */
 export function l7PolicyFullView(row: L7PolicyRow, rules: readonly L7RuleRow[], tags: Map<string, string[]>) {
-  return { ...l7PolicyBase(row, tags), rules: rules.map((rule) => l7RuleView(rule, { tags })) };
+  return Object.assign(l7PolicyBase(row, tags), { rules: rules.map((rule) => l7RuleView(rule, { tags })) });
 }
 
 export type L7PolicyView = ReturnType<typeof l7PolicyView>;

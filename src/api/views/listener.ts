@@ -5,7 +5,8 @@ import { listenerCodec, type ListenerRow } from '../../db/records/listener.js';
 import { settingsOf } from '../../db/records/tree-object.js';
 import type { ListenerSpec } from '../../domain/rules/listener.js';
 import { readTags } from '../tags.js';
-import { treeFields } from './tree-fields.js';
+import { wants } from '../listing.js';
+import { treeView } from './tree-fields.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -15,11 +16,11 @@ export interface ListenerRelations {
   l7policies: Map<string, string[]>;
 }
 
-export async function listenerRelations(db: Q, ids: string[]): Promise<ListenerRelations> {
+export async function listenerRelations(db: Q, ids: string[], fields?: readonly string[] | null): Promise<ListenerRelations> {
   const l7policies = new Map<string, string[]>(ids.map((id) => [id, []]));
   const [tags, policies] = await Promise.all([
-    readTags(db, ids),
-    ids.length ? db.selectFrom('l7policy').select(['id', 'listener_id']).where('listener_id', 'in', ids).orderBy('position').orderBy('id').execute() : [],
+    readTags(db, wants(fields, 'tags') ? ids : []),
+    ids.length && wants(fields, 'l7policies') ? db.selectFrom('l7policy').select(['id', 'listener_id']).where('listener_id', 'in', ids).orderBy('position').orderBy('id').execute() : [],
   ]);
   for (const p of policies) l7policies.get(p.listener_id)?.push(p.id);
   return { tags, l7policies };
@@ -33,8 +34,7 @@ export function listenerSpecOf(row: ListenerRow): ListenerSpec {
 
 export function listenerView(row: ListenerRow, rel: ListenerRelations) {
   const spec = listenerSpecOf(row);
-  return {
-    ...treeFields(row),
+  return treeView(row, {
     name: row.name,
     description: row.description,
     protocol: row.protocol,
@@ -63,11 +63,11 @@ export function listenerView(row: ListenerRow, rel: ListenerRelations) {
     hsts_preload: spec.hsts_preload,
     /** Ostia extension, as on load balancers: why the last certificate change was rolled back. */
     status_reason: row.status_reason,
-  };
+  });
 }
 
-export async function renderListeners(db: Q, rows: readonly ListenerRow[]) {
-  const rel = await listenerRelations(db, rows.map((r) => r.id));
+export async function renderListeners(db: Q, rows: readonly ListenerRow[], fields?: readonly string[] | null) {
+  const rel = await listenerRelations(db, rows.map((r) => r.id), fields);
   return rows.map((r) => listenerView(r, rel));
 }
 

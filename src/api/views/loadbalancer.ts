@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-balancer.js';
 import { readTags } from '../tags.js';
-import { treeFields } from './tree-fields.js';
+import { wants } from '../listing.js';
+import { treeView } from './tree-fields.js';
 
 
 export interface LoadBalancerRelations {
@@ -12,25 +13,23 @@ export interface LoadBalancerRelations {
   pools: Map<string, string[]>;
 }
 
-/** Everything the views of many LBs need, in three queries whatever the page size. */
-export async function loadBalancerRelations(db: Kysely<Database>, ids: string[]): Promise<LoadBalancerRelations> {
+/** Everything the views of many LBs need (of what `fields` asks for), in three queries whatever the page size. */
+export async function loadBalancerRelations(db: Kysely<Database>, ids: string[], fields?: readonly string[] | null): Promise<LoadBalancerRelations> {
   const listeners = new Map<string, string[]>(ids.map((id) => [id, []]));
   const pools = new Map<string, string[]>(ids.map((id) => [id, []]));
-  if (ids.length) {
-    const [ls, ps] = await Promise.all([
-      db.selectFrom('listener').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute(),
-      db.selectFrom('pool').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute(),
-    ]);
-    for (const l of ls) listeners.get(l.load_balancer_id)?.push(l.id);
-    for (const p of ps) pools.get(p.load_balancer_id)?.push(p.id);
-  }
-  return { tags: await readTags(db, ids), listeners, pools };
+  const [ls, ps, tags] = await Promise.all([
+    ids.length && wants(fields, 'listeners') ? db.selectFrom('listener').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute() : [],
+    ids.length && wants(fields, 'pools') ? db.selectFrom('pool').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute() : [],
+    readTags(db, wants(fields, 'tags') ? ids : []),
+  ]);
+  for (const l of ls) listeners.get(l.load_balancer_id)?.push(l.id);
+  for (const p of ps) pools.get(p.load_balancer_id)?.push(p.id);
+  return { tags, listeners, pools };
 }
 
 export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelations) {
   const { vip_sg_ids, additional_vips } = loadBalancerCodec.decode(row);
-  return {
-    ...treeFields(row),
+  return treeView(row, {
     name: row.name,
     description: row.description,
     vip_address: row.vip_address,
@@ -49,11 +48,11 @@ export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelation
     tags: rel.tags.get(row.id) ?? [],
     /** Ostia extension: why the last operation left the LB in ERROR. */
     status_reason: row.status_reason,
-  };
+  });
 }
 
-export async function renderLoadBalancers(db: Kysely<Database>, rows: readonly LoadBalancerRow[]) {
-  const rel = await loadBalancerRelations(db, rows.map((r) => r.id));
+export async function renderLoadBalancers(db: Kysely<Database>, rows: readonly LoadBalancerRow[], fields?: readonly string[] | null) {
+  const rel = await loadBalancerRelations(db, rows.map((r) => r.id), fields);
   return rows.map((r) => loadBalancerView(r, rel));
 }
 

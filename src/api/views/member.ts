@@ -3,20 +3,20 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { memberCodec, type MemberRow } from '../../db/records/member.js';
 import { readTags } from '../tags.js';
-import { treeFields } from './tree-fields.js';
+import { wants } from '../listing.js';
+import { treeView } from './tree-fields.js';
 
 
 export interface MemberRelations {
   tags: Map<string, string[]>;
 }
 
-export async function memberRelations(db: Kysely<Database> | Transaction<Database>, ids: string[]): Promise<MemberRelations> {
-  return { tags: await readTags(db, ids) };
+export async function memberRelations(db: Kysely<Database> | Transaction<Database>, ids: string[], fields?: readonly string[] | null): Promise<MemberRelations> {
+  return { tags: await readTags(db, wants(fields, 'tags') ? ids : []) };
 }
 
 export function memberView(row: MemberRow, rel: MemberRelations) {
-  return {
-    ...treeFields(row),
+  return treeView(row, {
     name: row.name,
     address: row.address,
     protocol_port: row.protocol_port,
@@ -27,11 +27,11 @@ export function memberView(row: MemberRow, rel: MemberRelations) {
     monitor_port: row.monitor_port,
     tags: rel.tags.get(row.id) ?? [],
     vnic_type: row.vnic_type,
-  };
+  });
 }
 
-export async function renderMembers(db: Kysely<Database> | Transaction<Database>, rows: readonly MemberRow[]) {
-  const rel = await memberRelations(db, rows.map((r) => r.id));
+export async function renderMembers(db: Kysely<Database> | Transaction<Database>, rows: readonly MemberRow[], fields?: readonly string[] | null) {
+  const rel = await memberRelations(db, rows.map((r) => r.id), fields);
   return rows.map((r) => memberView(r, rel));
 }
 

@@ -5,7 +5,8 @@ import { poolCodec, type PoolRow } from '../../db/records/pool.js';
 import { settingsOf } from '../../db/records/tree-object.js';
 import type { PoolSpec } from '../../domain/rules/pool.js';
 import { readTags } from '../tags.js';
-import { treeFields } from './tree-fields.js';
+import { wants } from '../listing.js';
+import { treeView } from './tree-fields.js';
 import { poolListenerIds } from '../../db/pool-listeners.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -19,13 +20,13 @@ export interface PoolRelations {
   healthMonitors: Map<string, string>;
 }
 
-export async function poolRelations(db: Q, ids: string[]): Promise<PoolRelations> {
-  const inIds = ids.length ? ids : none;
+export async function poolRelations(db: Q, ids: string[], fields?: readonly string[] | null): Promise<PoolRelations> {
+  const inIds = (field: string) => (ids.length && wants(fields, field) ? ids : none);
   const [tags, listeners, members, monitors] = await Promise.all([
-    readTags(db, ids),
-    poolListenerIds(db, ids),
-    db.selectFrom('member').select(['id', 'pool_id']).where('pool_id', 'in', inIds).orderBy('created_at').orderBy('id').execute(),
-    db.selectFrom('health_monitor').select(['id', 'pool_id']).where('pool_id', 'in', inIds).execute(),
+    readTags(db, wants(fields, 'tags') ? ids : []),
+    poolListenerIds(db, wants(fields, 'listeners') ? ids : []),
+    db.selectFrom('member').select(['id', 'pool_id']).where('pool_id', 'in', inIds('members')).orderBy('created_at').orderBy('id').execute(),
+    db.selectFrom('health_monitor').select(['id', 'pool_id']).where('pool_id', 'in', inIds('healthmonitor_id')).execute(),
   ]);
   const memberIds = new Map<string, string[]>(ids.map((id) => [id, []]));
   for (const m of members) memberIds.get(m.pool_id)?.push(m.id);
@@ -40,8 +41,7 @@ export function poolSpecOf(row: PoolRow): PoolSpec {
 
 export function poolView(row: PoolRow, rel: PoolRelations) {
   const spec = poolSpecOf(row);
-  return {
-    ...treeFields(row),
+  return treeView(row, {
     name: row.name,
     description: row.description,
     protocol: row.protocol,
@@ -59,11 +59,11 @@ export function poolView(row: PoolRow, rel: PoolRelations) {
     tls_ciphers: spec.tls_ciphers,
     tls_versions: spec.tls_versions,
     alpn_protocols: spec.alpn_protocols,
-  };
+  });
 }
 
-export async function renderPools(db: Q, rows: readonly PoolRow[]) {
-  const rel = await poolRelations(db, rows.map((r) => r.id));
+export async function renderPools(db: Q, rows: readonly PoolRow[], fields?: readonly string[] | null) {
+  const rel = await poolRelations(db, rows.map((r) => r.id), fields);
   return rows.map((r) => poolView(r, rel));
 }
 
