@@ -28,8 +28,10 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startOstia } from '../test/support/ostia-process.js';
+import { BEFORE_FREE_ADDRESS_INDEX, createsAtScale, createsAtScaleTable } from './support/creates-at-scale.js';
 import { cpuSeconds, processTree } from './support/processes.js';
 import { percentile } from './support/stats.js';
+import { num } from './support/table.js';
 
 const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lists 100,1000] [--creates 50] [--close] [--scale 100,1000,10000]
 
@@ -39,6 +41,9 @@ each --lists length (requests/s, server CPU per request) for --seconds each, and
 --creates sequential creates. --scale: Ostia's server CPU per listed load balancer when it holds each count,
 walking the whole list in pages of 1000. --close opens one connection per request on both sides; --json prints
 one JSON document on stdout.
+--existing N [--baseline-ref REF]: then --creates creates → ACTIVE, interleaved, on four more Ostias: this version
+and REF (default ${BEFORE_FREE_ADDRESS_INDEX}, before the free-address index; built once from git), each empty and
+grown to N load balancers (bench/support/creates-at-scale.ts).
 `;
 /** Page size of the --scale walk: Octavia's default pagination_max_limit. */
 const SCALE_PAGE = 1000;
@@ -461,8 +466,6 @@ function ratios(o: TargetResult, b: TargetResult): Ratios {
   };
 }
 
-const num = (v: number | null, digits = 1) => (v === null || Number.isNaN(v) ? '–' : v.toFixed(digits));
-
 function table(p: Params, o: TargetResult, b: TargetResult | undefined, r: Ratios | undefined): string {
   type Row = [string, (t: TargetResult) => string, ((r: Ratios) => number) | null];
   const throughputRows = (label: string, pick: (t: TargetResult) => Throughput, ratio: (r: Ratios) => number): Row[] => [
@@ -509,6 +512,8 @@ async function main(): Promise<void> {
       scale: { type: 'string', default: '' },
       creates: { type: 'string', default: '50' },
       close: { type: 'boolean', default: false },
+      existing: { type: 'string', default: '0' },
+      'baseline-ref': { type: 'string', default: BEFORE_FREE_ADDRESS_INDEX },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -520,6 +525,8 @@ async function main(): Promise<void> {
   const p: Params = { seconds: Number(values.seconds), concurrency: Number(values.concurrency), lists: counts(values.lists), creates: Number(values.creates), scale: counts(values.scale) };
   for (const [k, v] of Object.entries(p)) for (const n of [v].flat()) if (!Number.isFinite(n) || n <= 0) throw new Error(`--${k} must be positive numbers`);
   if (!p.lists.length) throw new Error('--lists names no list length');
+  const existing = Number(values.existing);
+  if (!Number.isInteger(existing) || existing < 0) throw new Error(`--existing must be a whole number, got '${values.existing}'`);
   const progress = (msg: string) => process.stderr.write(`# ${msg}\n`);
   const loadBefore = loadavg()[0]!;
 
@@ -542,6 +549,8 @@ async function main(): Promise<void> {
     await ostia.close();
   }
 
+  const atScale = existing ? await createsAtScale({ existing, creates: p.creates, concurrency: p.concurrency, baselineRef: values['baseline-ref'], keepAlive: !values.close }) : undefined;
+
   const r = baselineResult ? ratios(ostiaResult, baselineResult) : undefined;
   const note = baselineResult
     ? `Octavia baseline measured at ${baselineUrl()} in the same run.`
@@ -549,9 +558,9 @@ async function main(): Promise<void> {
       `bash /work/shared/baseline/octavia-baseline.sh start   (see ${BASELINE_DOC}; OCTAVIA_BASELINE_URL or API_PORT select another endpoint)`;
   const load = { before: loadBefore, after: loadavg()[0]! };
   if (values.json) {
-    process.stdout.write(JSON.stringify({ params: p, load_average: load, ostia: ostiaResult, baseline: baselineResult ?? null, ratios: r ?? null, scale: scalePoints, note }) + '\n');
+    process.stdout.write(JSON.stringify({ params: p, load_average: load, ostia: ostiaResult, baseline: baselineResult ?? null, ratios: r ?? null, scale: scalePoints, creates_at_scale: atScale ?? null, note }) + '\n');
   } else {
-    process.stdout.write(`${table(p, ostiaResult, baselineResult, r)}\n${scalePoints.length ? `\n${scaleTable(scalePoints)}\n` : ''}\n${note}\nLoad average (1 min): ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after; the machine is shared, compare within one run.\n`);
+    process.stdout.write(`${table(p, ostiaResult, baselineResult, r)}\n${scalePoints.length ? `\n${scaleTable(scalePoints)}\n` : ''}${atScale ? `\n${createsAtScaleTable(atScale)}\n` : ''}\n${note}\nLoad average (1 min): ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after; the machine is shared, compare within one run.\n`);
   }
 }
 

@@ -4,7 +4,7 @@
  * (API + worker, SQLite file, default worker settings; bench/support/ovn-rig.ts).
  *
  *   npm run build && node dist/bench/ovn.js [--json] [--reps 30] [--scale 1000,10000]
- *       [--concurrency 16] [--time-limit 600]
+ *       [--concurrency 16] [--time-limit 600] [--reconcile-reps 3] [--baseline-ref f85cc06]
  *
  * (1) create → ACTIVE of a load balancer with a TCP listener, a SOURCE_IP_PORT pool and 2 members
  *     (one graph create through the API), `--reps` times, each deleted before the next. Measured
@@ -16,7 +16,10 @@
  *     the API with `--concurrency` in flight; wall time, LBs/s, and per tenth of the run (in order
  *     of completion) the NB transaction time per transaction (Northbound.stats), LBs/s and the
  *     create → ACTIVE median, to show how cost grows with the load balancers already in the NB.
- *     A run stops issuing creates after `--time-limit` seconds and reports what it did.
+ *     A run stops issuing creates after `--time-limit` seconds and reports what it did. Then the
+ *     reconciliation of those load balancers (bench/support/ovn-reconcile.ts), `--reconcile-reps`
+ *     times, against `--baseline-ref`'s (the version before its reads were batched), interleaved:
+ *     time, database queries and rows read.
  *
  * Nothing sends traffic; the sandboxes are dropped at the end (on SIGINT/SIGTERM too).
  */
@@ -25,6 +28,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { benchArgs, positiveInt, positiveInts } from './support/args.js';
 import { runBench } from './support/lab.js';
 import { upstreamStyleCreate, upstreamStyleDelete } from './support/ovn-nbctl.js';
+import { BEFORE_BATCHED_RECONCILE, measureReconcile, type ReconcileFigures } from './support/ovn-reconcile.js';
 import { SETTLE_POLL_MS, startOvnRig, type OvnRig } from './support/ovn-rig.js';
 import { cpuSeconds, procInfo } from './support/processes.js';
 import { progress } from './support/progress.js';
@@ -41,6 +45,10 @@ The ovn provider against a real sandbox OVN, with an in-process Ostia (API + wor
   --concurrency C     creates in flight during the scale runs (default 16)
   --time-limit S      a scale run stops issuing creates after S seconds and reports what it did
                       (default 600)
+  --reconcile-reps N  reconciliations of each scale run's load balancers, interleaved with those of
+                      --baseline-ref's code (default 3)
+  --baseline-ref REF  the version reconciliation is compared with (default ${BEFORE_BATCHED_RECONCILE},
+                      before its reads were batched; built once from git)
   --json              print one JSON document instead of tables
   --help              this text
 Progress goes to stderr. Needs root and the OVN packages (as the OVN tests do).
@@ -51,6 +59,8 @@ interface Params {
   scale: number[];
   concurrency: number;
   timeLimitS: number;
+  reconcileReps: number;
+  baselineRef: string;
 }
 
 const CREATE_TIMEOUT_MS = 120_000;
@@ -204,6 +214,9 @@ interface ScaleRun {
   /** (1) again, a few reps, with the run's load balancers in the NB and nothing else in flight; null if that failed. */
   quiet: SingleFigures | null;
   quiet_error: string | null;
+  /** Reconciliation of the run's load balancers, against the baseline version's; null if that failed. */
+  reconcile: ReconcileFigures | null;
+  reconcile_error: string | null;
 }
 
 async function scale(rig: OvnRig, n: number, p: Params): Promise<ScaleRun> {
@@ -291,6 +304,10 @@ async function scale(rig: OvnRig, n: number, p: Params): Promise<ScaleRun> {
       (quiet) => ({ quiet, quiet_error: null }),
       (e: Error) => ({ quiet: null, quiet_error: e.message }),
     )),
+    ...(await measureReconcile(rig.h.runtime.db, await rig.h.runtime.ovn(), p.reconcileReps, p.baselineRef).then(
+      (reconcile) => ({ reconcile, reconcile_error: null }),
+      (e: Error) => ({ reconcile: null, reconcile_error: e.message }),
+    )),
   };
 }
 
@@ -337,6 +354,11 @@ function renderScale(r: ScaleRun, p: Params, empty: SingleFigures): string[] {
       ? `Alone afterwards, ${r.done} LBs in the NB (${r.quiet.ovn.n} reps, medians, ms; at an empty NB in (1)): ovn create → ACTIVE ${num(r.quiet.ovn.median)} (${num(empty.ovn.median)}), ` +
         `its NB transaction ${num(r.quiet.ovn_nb_transact.median, 2)} (${num(empty.ovn_nb_transact.median, 2)}); upstream-style ovn-nbctl ${num(r.quiet.nbctl.median)} (${num(empty.nbctl.median)}); noop ${num(r.quiet.noop.median)} (${num(empty.noop.median)})`
       : `Alone afterwards: not measured (${r.quiet_error})`,
+    r.reconcile
+      ? `Reconciling the ${r.reconcile.load_balancers} in sync (${r.reconcile.this_version.runs.length} runs each, interleaved; medians): this version ${num(r.reconcile.this_version.median_ms)} ms, ` +
+        `${r.reconcile.this_version.queries} queries, ${r.reconcile.this_version.rows} rows read; ${r.reconcile.before.version} ${num(r.reconcile.before.median_ms)} ms, ${r.reconcile.before.queries} queries, ` +
+        `${r.reconcile.before.rows} rows read; ${r.reconcile.before.version} ÷ this version: ${num(r.reconcile.ratios.ms, 2)}x the time, ${num(r.reconcile.ratios.queries, 1)}x the queries`
+      : `Reconciliation: not measured (${r.reconcile_error})`,
     ...r.failures.map((f) => `  failure: ${f.slice(0, 200)}`),
   ];
 }
@@ -348,6 +370,7 @@ function render(r: Report): string {
     [
       'NB ms/txn: Northbound.stats (transact round trip as the provider sees it, including waiting behind other in-flight transactions on the one connection). ACTIVE p50/p90: POST → ACTIVE of the LBs that completed in that band (ms), queueing in the worker included.',
       `Load average (1 min): ${num(r.machine.load_average_1m.before, 2)} before, ${num(r.machine.load_average_1m.after, 2)} after, on ${r.machine.cores} cores; the machine is shared, compare within one run.`,
+      `Command: node dist/bench/ovn.js ${process.argv.slice(2).join(' ')}`,
     ],
   ].map((lines) => lines.join('\n')).join('\n\n') + '\n';
 }
@@ -360,10 +383,12 @@ function parseParams(): { p: Params; json: boolean } | null {
     scale: { type: 'string', default: '1000,10000' },
     concurrency: { type: 'string', default: '16' },
     'time-limit': { type: 'string', default: '600' },
+    'reconcile-reps': { type: 'string', default: '3' },
+    'baseline-ref': { type: 'string', default: BEFORE_BATCHED_RECONCILE },
   });
   if (!values) return null;
   return {
-    p: { reps: positiveInt('reps', values.reps), scale: positiveInts('scale', values.scale), concurrency: positiveInt('concurrency', values.concurrency), timeLimitS: positiveInt('time-limit', values['time-limit']) },
+    p: { reps: positiveInt('reps', values.reps), scale: positiveInts('scale', values.scale), concurrency: positiveInt('concurrency', values.concurrency), timeLimitS: positiveInt('time-limit', values['time-limit']), reconcileReps: positiveInt('reconcile-reps', values['reconcile-reps']), baselineRef: values['baseline-ref'] },
     json: values.json,
   };
 }

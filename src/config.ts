@@ -152,6 +152,12 @@ const ConfigSchema = Closed({
     heartbeatTimeoutMs: Type.Integer({ minimum: 200 }),
     /** How long a new amphora's agent may take to answer. */
     bootTimeoutMs: Type.Integer({ minimum: 1000 }),
+    /**
+     * Spare amphorae kept booted, with no load balancer, for creates and failovers to adopt instead of
+     * booting their own (Octavia's spare_amphora_pool_size); housekeeping refills the pool. Each costs an
+     * idle amphora's memory. 0: none (as Octavia's default).
+     */
+    sparePoolSize: Type.Integer({ minimum: 0 }),
     certValidityDays: Type.Integer({ minimum: 1 }),
     certRotateBeforeDays: Type.Integer({ minimum: 0 }),
     /** Storm protection: at most this many failovers at once… */
@@ -206,6 +212,11 @@ const ConfigSchema = Closed({
   worker: Closed({
     /** How long a claimed job is ours without a heartbeat. */
     leaseSeconds: Type.Number({ exclusiveMinimum: 0 }),
+    /**
+     * On PostgreSQL, how often a worker looks for jobs to adopt: a dead worker's, whose database
+     * session ended (resumed without waiting for its lease), or one whose lease expired.
+     */
+    adoptCheckSeconds: Type.Number({ exclusiveMinimum: 0 }),
     concurrency: Type.Integer({ minimum: 1 }),
   }),
   log: Closed({ level: Type.String() }),
@@ -344,6 +355,7 @@ export function defaultConfig(dataDir: string): Config {
       heartbeatSecret: '',
       heartbeatTimeoutMs: 3000,
       bootTimeoutMs: 30000,
+      sparePoolSize: 0,
       certValidityDays: 30,
       certRotateBeforeDays: 7,
       maxConcurrentFailovers: 2,
@@ -354,7 +366,7 @@ export function defaultConfig(dataDir: string): Config {
     },
     compute: { driver: 'local', flavors: { [DEFAULT_COMPUTE_FLAVOR]: { vcpus: 1, ramMiB: 1024, diskGiB: 2 } } },
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
-    worker: { leaseSeconds: 30, concurrency: 8 },
+    worker: { leaseSeconds: 30, adoptCheckSeconds: 1, concurrency: 8 },
     log: { level: 'info' },
     keyManager: {
       mode: 'embedded',

@@ -168,7 +168,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     if (asked.housekeeping) starters.push(['amphora housekeeping', async () => startAmphoraHousekeeping(db, config, log.child({ role: 'housekeeping' }), await amphora())]);
     return starters;
   };
-  const worker = opts.worker ? new Worker({ db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency }) : undefined;
+  const worker = opts.worker
+    ? new Worker({
+        db, providers, signal, log: log.child({ role: 'worker' }), leaseMs: config.worker.leaseSeconds * 1000, concurrency: config.worker.concurrency,
+        sessions: db.dialect === 'postgres' ? { url: config.database.url, checkMs: config.worker.adoptCheckSeconds * 1000 } : undefined,
+      })
+    : undefined;
   return {
     config, db, deps, app, worker, log, amphora, keyManager, ovn: ovn.load,
     async start() {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { defaultConfig } from '../../src/config.js';
 import type { Northbound } from '../../src/providers/ovn/northbound.js';
 import { startHarness, type Harness } from '../../test/support/harness.js';
-import { addLabTopology, BACKENDS, HTTP_PORT, ovnConfig, PRIVATE_SUBNET, PUBLIC_SUBNET } from '../../test/support/ovn-lab.js';
+import { addLabTopology, graphBody, ovnConfig, PUBLIC_SUBNET } from '../../test/support/ovn-lab.js';
 import { startOvnSandbox, type OvnSandbox } from '../../test/support/ovn-sandbox.js';
 import { sleep } from './poll.js';
 
@@ -25,30 +25,6 @@ const BENCH_PUBLIC_POOL = { start: '10.128.0.10', end: '10.128.255.250' };
 export const SETTLE_POLL_MS = 5;
 
 export type Provider = 'ovn' | 'noop';
-
-/** LB, TCP listener on 80, SOURCE_IP_PORT pool with the two lab backends: issue 5's shape. */
-export function graphBody(name: string, provider: Provider): unknown {
-  return {
-    loadbalancer: {
-      name,
-      provider,
-      vip_subnet_id: PUBLIC_SUBNET,
-      listeners: [
-        {
-          name: `${name}-tcp`,
-          protocol: 'TCP',
-          protocol_port: 80,
-          default_pool: {
-            name: `${name}-pool`,
-            protocol: 'TCP',
-            lb_algorithm: 'SOURCE_IP_PORT',
-            members: Object.values(BACKENDS).map((address) => ({ address, protocol_port: HTTP_PORT, subnet_id: PRIVATE_SUBNET })),
-          },
-        },
-      ],
-    },
-  };
-}
 
 /**
  * Resolves each watched load balancer's wait when its provisioning_status leaves PENDING_*,

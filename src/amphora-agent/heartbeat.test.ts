@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { syncBuiltinESMExports } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import zlib, { deflateSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import type { Heartbeat } from '../domain/amphora-config.js';
@@ -199,7 +200,9 @@ test('the sender signs real datagrams, round robin over its targets; a restart i
   const one = sender();
   const arrivals = [first.next(), second.next()];
   const sent1 = await one.beat();
+  const written = statSync(join(dir.path, 'heartbeat-state.json')).ino;
   const sent2 = await one.beat();
+  assert.equal(statSync(join(dir.path, 'heartbeat-state.json')).ino, written, 'counters unchanged: the state file is not rewritten');
   const [got1, got2] = await Promise.all(arrivals);
   assert.deepEqual(opened(decodeHeartbeat(got1!, keys)), sent1);
   assert.deepEqual(opened(decodeHeartbeat(got2!, keys)), sent2);

@@ -8,6 +8,7 @@ import type { Db } from '../db/database.js';
 import type { JobPayload, Operation } from '../provider-contract/operations.js';
 import { preciseTimestamp, timestamp } from '../domain/time.js';
 import { forgetFailovers } from '../db/failover-memory.js';
+import { sessionEnded } from './worker-session.js';
 
 export type Job = JobRow;
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
@@ -62,31 +63,44 @@ export async function enqueue(trx: Transaction<Database> | Kysely<Database>, req
 }
 
 /**
- * Claims the oldest runnable job: queued, or running under an expired lease (its worker
- * died). A job is not claimed while another job of the same load balancer is leased, so
- * one LB's operations run in order.
+ * The jobs a worker may take, oldest first: queued, or running under an owner that is gone (its
+ * lease expired, or on PostgreSQL its database session ended). None while another job of the same
+ * load balancer is leased, so one LB's operations run in order.
  */
+function runnable(db: Db, trx: Kysely<Database>, now: number) {
+  return trx
+    .selectFrom('job as j')
+    .selectAll('j')
+    .where((eb) => {
+      const expired = eb('j.lease_expires_at', '<', now);
+      const gone = db.dialect === 'postgres' ? eb.or([expired, sessionEnded(sql.ref('j.lease_owner'))]) : expired;
+      return eb.or([eb('j.state', '=', 'queued'), eb.and([eb('j.state', '=', 'running'), gone])]);
+    })
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('job as o')
+            .select('o.id')
+            .whereRef('o.load_balancer_id', '=', 'j.load_balancer_id')
+            .where('o.state', '=', 'running')
+            .where('o.lease_expires_at', '>=', now)
+            .whereRef('o.id', '!=', 'j.id'),
+        ),
+      ),
+    )
+    .orderBy('j.created_at');
+}
+
+/** Whether a worker would claim a job now: what wakes idle workers when another's session ends, as no one announces that. */
+export async function runnableJobExists(db: Db): Promise<boolean> {
+  return (await runnable(db, db.kysely, Date.now()).limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Claims the oldest runnable job (see runnable), adopting it from a dead worker if it was running. */
 export async function claimNext(db: Db, owner: string, leaseMs: number): Promise<Job | undefined> {
   const now = Date.now();
   return db.kysely.transaction().execute(async (trx) => {
-    let q = trx
-      .selectFrom('job as j')
-      .selectAll('j')
-      .where((eb) => eb.or([eb('j.state', '=', 'queued'), eb.and([eb('j.state', '=', 'running'), eb('j.lease_expires_at', '<', now)])]))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('job as o')
-              .select('o.id')
-              .whereRef('o.load_balancer_id', '=', 'j.load_balancer_id')
-              .where('o.state', '=', 'running')
-              .where('o.lease_expires_at', '>=', now)
-              .whereRef('o.id', '!=', 'j.id'),
-          ),
-        ),
-      )
-      .orderBy('j.created_at')
-      .limit(1);
+    let q = runnable(db, trx, now).limit(1);
     if (db.dialect === 'postgres') q = q.forUpdate().skipLocked();
     const job = await q.executeTakeFirst();
     if (!job) return undefined;
@@ -98,7 +112,10 @@ export async function claimNext(db: Db, owner: string, leaseMs: number): Promise
       .where((eb) => (job.lease_owner === null ? eb('lease_owner', 'is', null) : eb('lease_owner', '=', job.lease_owner)))
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) return undefined;
-    if (job.state === 'running') await closeInterruptedSteps(trx, job.id, `interrupted: worker ${job.lease_owner} stopped renewing its lease`);
+    if (job.state === 'running') {
+      const why = job.lease_expires_at !== null && job.lease_expires_at < now ? 'stopped renewing its lease' : 'lost its database session';
+      await closeInterruptedSteps(trx, job.id, `interrupted: worker ${job.lease_owner} ${why}`);
+    }
     return { ...job, state: 'running', lease_owner: owner, lease_expires_at: now + leaseMs, attempts: job.attempts + 1 };
   });
 }

@@ -1,7 +1,8 @@
 /**
  * Wakes idle workers when jobs are enqueued, so no worker sleep-polls the queue. In one
  * process an EventEmitter carries the wake-up; across processes on PostgreSQL, LISTEN/NOTIFY.
- * Workers still re-scan on a long timer to pick up expired leases of dead peers.
+ * Workers still re-scan on a timer to pick up the jobs of dead peers (on PostgreSQL every
+ * worker.adoptCheckSeconds, waking only their own waiters: every worker looks).
  */
 import { EventEmitter } from 'node:events';
 import { openPostgresPool, type ClosablePool } from '../db/postgres-pool.js';
@@ -9,6 +10,8 @@ import { openPostgresPool, type ClosablePool } from '../db/postgres-pool.js';
 export interface JobSignal {
   /** Called after the enqueuing transaction commits. */
   notify(): void;
+  /** Wakes this process's waiters only. */
+  wake(): void;
   /** Resolves on the next notify, or after `ms`, or when `signal` aborts. */
   wait(ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
@@ -22,6 +25,9 @@ export class LocalJobSignal implements JobSignal {
     this.emitter.setMaxListeners(0);
   }
   notify(): void {
+    this.wake();
+  }
+  wake(): void {
     this.emitter.emit('job');
   }
   wait(ms: number, signal?: AbortSignal): Promise<void> {

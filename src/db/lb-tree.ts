@@ -7,32 +7,46 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { timestamp } from '../domain/time.js';
 import { PendingStatuses } from '../domain/enums.js';
-import { loadBalancerCodec } from './records/load-balancer.js';
-import { listenerCodec } from './records/listener.js';
-import { poolCodec } from './records/pool.js';
-import { memberCodec } from './records/member.js';
-import { healthMonitorCodec } from './records/health-monitor.js';
+import { loadBalancerCodec, type LoadBalancerRecord } from './records/load-balancer.js';
+import { listenerCodec, type ListenerRecord } from './records/listener.js';
+import { poolCodec, type PoolRecord } from './records/pool.js';
+import { memberCodec, type MemberRecord } from './records/member.js';
+import { healthMonitorCodec, type HealthMonitorRecord } from './records/health-monitor.js';
+import { deletePorts } from './free-addresses.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
 /** Objects being deleted are no longer served: a data plane is built from the rest. */
 export const BEING_REMOVED = 'PENDING_DELETE';
 
+/** The rows a data plane serves for one load balancer (see servedTrees). */
+export interface ServedTree {
+  lb: LoadBalancerRecord & { vip_address: string };
+  listeners: ListenerRecord[];
+  pools: PoolRecord[];
+  members: MemberRecord[];
+  monitors: HealthMonitorRecord[];
+}
+
 /**
- * The rows a data plane serves for load balancer `lbId` (L4 and pools; L7 is the amphora's
- * own), leaving out what is being deleted, in a stable order: listeners by port, pools and
- * members by creation.
+ * The rows a data plane serves for each of `lbIds` that has a VIP address (L4 and pools; L7 is
+ * the amphora's own), leaving out what is being deleted, in a stable order: listeners by port,
+ * pools and members by creation. Five queries however many load balancers are asked for.
  */
-export async function servedTree(db: Q, lbId: string) {
-  const [lb, listeners, pools, members, monitors] = await Promise.all([
-    db.selectFrom('load_balancer').selectAll().where('id', '=', lbId).executeTakeFirst(),
-    db.selectFrom('listener').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
-    db.selectFrom('pool').selectAll().where('load_balancer_id', '=', lbId).where('provisioning_status', '!=', BEING_REMOVED).orderBy('created_at').orderBy('id').execute(),
+export async function servedTrees(db: Q, lbIds: readonly string[]): Promise<Map<string, ServedTree>> {
+  const trees = new Map<string, ServedTree>();
+  if (!lbIds.length) return trees;
+  const ids = [...lbIds];
+  const [lbs, listeners, pools, members, monitors] = await Promise.all([
+    db.selectFrom('load_balancer').selectAll().where('id', 'in', ids).execute(),
+    db.selectFrom('listener').selectAll().where('load_balancer_id', 'in', ids).where('provisioning_status', '!=', BEING_REMOVED).orderBy('protocol_port').orderBy('id').execute(),
+    db.selectFrom('pool').selectAll().where('load_balancer_id', 'in', ids).where('provisioning_status', '!=', BEING_REMOVED).orderBy('created_at').orderBy('id').execute(),
     db
       .selectFrom('member')
       .innerJoin('pool', 'pool.id', 'member.pool_id')
       .selectAll('member')
-      .where('pool.load_balancer_id', '=', lbId)
+      .select('pool.load_balancer_id as served_by')
+      .where('pool.load_balancer_id', 'in', ids)
       .where('member.provisioning_status', '!=', BEING_REMOVED)
       .orderBy('member.created_at')
       .orderBy('member.id')
@@ -41,19 +55,27 @@ export async function servedTree(db: Q, lbId: string) {
       .selectFrom('health_monitor')
       .innerJoin('pool', 'pool.id', 'health_monitor.pool_id')
       .selectAll('health_monitor')
-      .where('pool.load_balancer_id', '=', lbId)
+      .select('pool.load_balancer_id as served_by')
+      .where('pool.load_balancer_id', 'in', ids)
       .where('health_monitor.provisioning_status', '!=', BEING_REMOVED)
       .execute(),
   ]);
-  if (!lb) throw new Error(`load balancer ${lbId} does not exist`);
-  if (!lb.vip_address) throw new Error(`load balancer ${lbId} has no VIP address`);
-  return {
-    lb: { ...loadBalancerCodec.decode(lb), vip_address: lb.vip_address },
-    listeners: listeners.map(listenerCodec.decode),
-    pools: pools.map(poolCodec.decode),
-    members: members.map(memberCodec.decode),
-    monitors: monitors.map(healthMonitorCodec.decode),
-  };
+  for (const lb of lbs) {
+    if (lb.vip_address) trees.set(lb.id, { lb: { ...loadBalancerCodec.decode(lb), vip_address: lb.vip_address }, listeners: [], pools: [], members: [], monitors: [] });
+  }
+  for (const l of listeners) trees.get(l.load_balancer_id)?.listeners.push(listenerCodec.decode(l));
+  for (const p of pools) trees.get(p.load_balancer_id)?.pools.push(poolCodec.decode(p));
+  for (const { served_by, ...m } of members) trees.get(served_by)?.members.push(memberCodec.decode(m));
+  for (const { served_by, ...hm } of monitors) trees.get(served_by)?.monitors.push(healthMonitorCodec.decode(hm));
+  return trees;
+}
+
+/** The rows a data plane serves for load balancer `lbId` (see servedTrees). */
+export async function servedTree(db: Q, lbId: string): Promise<ServedTree> {
+  const tree = (await servedTrees(db, [lbId])).get(lbId);
+  if (tree) return tree;
+  const lb = await db.selectFrom('load_balancer').select('id').where('id', '=', lbId).executeTakeFirst();
+  throw new Error(lb ? `load balancer ${lbId} has no VIP address` : `load balancer ${lbId} does not exist`);
 }
 
 export interface TreeIds {
@@ -133,7 +155,7 @@ export async function deleteLoadBalancerTree(db: Q, lbId: string): Promise<void>
   const ids = await treeIds(db, lbId);
   await removeRows(db, 'listener', ids.listeners);
   await removeRows(db, 'pool', ids.pools);
-  await db.deleteFrom('port').where('device_id', '=', lbId).execute();
+  await deletePorts(db, (q) => q.where('device_id', '=', lbId));
   await db.deleteFrom('tag').where('resource_id', '=', lbId).execute();
   await db.deleteFrom('load_balancer').where('id', '=', lbId).execute();
 }

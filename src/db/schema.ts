@@ -7,6 +7,7 @@ import type { AmphoraRecord, ListenerStatisticsRecord } from './records/amphora.
 import type { AvailabilityZoneProfileRecord, AvailabilityZoneRecord, FlavorProfileRecord, FlavorRecord } from './records/catalog.js';
 import type { CertificateInUseRecord } from './records/certificate-in-use.js';
 import type { FailoverMemoryRecord } from './records/failover-memory.js';
+import type { FreeAddressRecord, SubnetAllocationRecord } from './records/free-address.js';
 import type { HealthMonitorRecord } from './records/health-monitor.js';
 import type { JobRecord, JobStepRecord } from './records/job.js';
 import type {
@@ -21,6 +22,7 @@ import type { PoolRecord } from './records/pool.js';
 import type { PortRecord } from './records/port.js';
 import type { QuotaRecord } from './records/quota.js';
 import type { TagRecord } from './records/tag.js';
+import type { WorkerSessionRecord } from './records/worker-session.js';
 
 export interface Database {
   load_balancer: Row<LoadBalancerRecord>;
@@ -39,6 +41,8 @@ export interface Database {
   amphora: Row<AmphoraRecord>;
   listener_statistics: ListenerStatisticsRecord;
   port: PortRecord;
+  subnet_allocation: SubnetAllocationRecord;
+  free_address: FreeAddressRecord;
   job: Row<JobRecord>;
   job_step: JobStepRecord;
   key_manager_secret: KeyManagerSecretRecord;
@@ -48,6 +52,7 @@ export interface Database {
   key_manager_consumer: KeyManagerConsumerRecord;
   certificate_in_use: CertificateInUseRecord;
   failover_memory: FailoverMemoryRecord;
+  worker_session: WorkerSessionRecord;
 }
 
 export type TableName = keyof Database;

@@ -7,8 +7,9 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { apiError } from '../domain/errors.js';
-import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, reservedSubnetAddress, type Cidr } from '../domain/net.js';
+import { cidrContains, parseCidr, reservedSubnetAddress, type Cidr } from '../domain/net.js';
 import { timestamp } from '../domain/time.js';
+import { takeAddress } from '../db/free-addresses.js';
 
 /** The catalog is the configured networks whatever network.driver says. */
 type Cfg = Pick<Config['network'], 'networks' | 'qosPolicies' | 'securityGroups'>;
@@ -82,27 +83,19 @@ export class NetworkCatalog {
    * transaction, so a failed request leaves no port behind.
    */
   async allocatePort(trx: Transaction<Database>, req: PortRequest): Promise<AllocatedPort> {
-    const { subnet } = req;
-    const used = await usedAddresses(trx, subnet.id);
-    let address = req.address ?? null;
+    const { subnet, address } = req;
     if (address) {
       if (!cidrContains(subnet.cidrParsed, address))
         throw apiError('VALIDATION', `VIP address ${address} is not in subnet ${subnet.id} (${subnet.cidr}).`);
       const reserved = reservedSubnetAddress(subnet.cidrParsed, address);
       if (reserved)
         throw apiError('BAD_REQUEST', `IP address ${address} is not a valid IP for the specified subnet: it is the ${reserved} address of subnet ${subnet.id} (${subnet.cidr}).`);
-      if (used.has(address)) throw apiError('VIP_IN_USE', address);
-    } else {
-      address = firstFree(subnet.allocation_pools, used);
-      if (!address)
-        throw apiError('CONFLICT', `No more IP addresses available on subnet ${subnet.id} (${subnet.cidr}); free addresses by deleting load balancers or configure a larger allocation pool.`);
     }
-    return insertPort(trx, req, address);
+    const taken = await takeAddress(trx, subnet, address ?? null);
+    if (!taken)
+      throw apiError('CONFLICT', `No more IP addresses available on subnet ${subnet.id} (${subnet.cidr}); free addresses by deleting load balancers or configure a larger allocation pool.`);
+    return insertPort(trx, req, taken);
   }
-}
-
-export async function usedAddresses(db: Kysely<Database>, subnetId: string): Promise<Set<string>> {
-  return new Set((await db.selectFrom('port').select('ip_address').where('subnet_id', '=', subnetId).execute()).map((r) => r.ip_address));
 }
 
 export async function insertPort(trx: Transaction<Database>, req: PortRequest, address: string): Promise<AllocatedPort> {
@@ -112,17 +105,4 @@ export async function insertPort(trx: Transaction<Database>, req: PortRequest, a
     .values({ ...port, project_id: req.projectId, name: req.name, device_id: req.deviceId, device_owner: req.owner, created_at: timestamp() })
     .execute();
   return port;
-}
-
-export function firstFree(pools: SubnetDef['allocation_pools'], used: Set<string>): string | null {
-  for (const pool of pools) {
-    const v = ipVersion(pool.start);
-    if (v === 0) continue;
-    const end = ipToBigInt(pool.end);
-    for (let n = ipToBigInt(pool.start); n <= end; n++) {
-      const ip = bigIntToIp(n, v);
-      if (!used.has(ip)) return ip;
-    }
-  }
-  return null;
 }

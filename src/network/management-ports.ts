@@ -8,6 +8,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
+import { deletePorts } from '../db/free-addresses.js';
 import { isApiError } from '../domain/errors.js';
 import { cidrContains, ipToBigInt, parseCidr, type Cidr } from '../domain/net.js';
 import { NetworkCatalog, type SubnetDef } from './catalog.js';
@@ -70,7 +71,7 @@ export class ManagementPorts {
   }
 
   async release(db: Kysely<Database>, amphoraId: string): Promise<void> {
-    await db.deleteFrom('port').where('device_owner', '=', MANAGEMENT_DEVICE_OWNER).where('device_id', '=', amphoraId).execute();
+    await deletePorts(db, (q) => q.where('device_owner', '=', MANAGEMENT_DEVICE_OWNER).where('device_id', '=', amphoraId));
   }
 }
 

@@ -14,7 +14,7 @@ export interface StepContext {
   readonly loadBalancerId: string;
   readonly operation: string;
   readonly payload: StepPayload;
-  /** Aborted when the worker stops or loses its lease: long steps must honour it. */
+  /** Aborted when the worker stops, loses its lease or loses its database session: long steps must honour it. */
   readonly signal: AbortSignal;
   /** Extends the lease; long steps call it while they wait. */
   heartbeat(): Promise<void>;

@@ -40,6 +40,9 @@ export interface Harness {
 /** API tests need no data plane: tests of the amphora provider enable it in their overrides. */
 export const NOOP_PROVIDERS = { api: { enabledProviders: ['noop'], defaultProvider: 'noop' } } as const;
 
+/** The amphora provider with Octavia's no-op compute and agents: rows, certificates and addresses, nothing booted. */
+export const NOOP_COMPUTE_AMPHORA = { api: { enabledProviders: ['noop', 'amphora'] }, compute: { driver: 'noop' } } as const;
+
 /** The heartbeat secret of harness runtimes: tests sign heartbeats with heartbeatKey(TEST_HEARTBEAT_SECRET, id). */
 export const TEST_HEARTBEAT_SECRET = 'test-heartbeat-secret-'.padEnd(64, '0');
 

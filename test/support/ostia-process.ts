@@ -61,6 +61,8 @@ export interface StartOptions {
    * fresh temporary one. The caller owns it: stop() leaves it in place.
    */
   dataDir?: string;
+  /** Another build's bin/ostia.js to run (a bench's baseline version); this checkout's by default. */
+  bin?: string;
 }
 
 const LOG_TAIL_BYTES = 16_384;
@@ -164,7 +166,7 @@ async function launch(opts: StartOptions): Promise<{ server: OstiaServer; clouds
   const removeDataDir = () => {
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  const bin = join(repoRoot(), 'bin', 'ostia.js');
+  const bin = opts.bin ?? join(repoRoot(), 'bin', 'ostia.js');
   const child = spawn(process.execPath, [bin, 'up', '--json', '--data-dir', dataDir, '--port', '0', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...(!opts.extraArgs?.includes('--config') && { OSTIA_CONFIG: noopConfigFile() }) },

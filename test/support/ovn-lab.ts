@@ -56,6 +56,34 @@ export function ovnConfig(sb: Pick<OvnSandbox, 'nbRemote' | 'sbRemote'>, provide
   };
 }
 
+/**
+ * LB, TCP listener on 80, SOURCE_IP_PORT pool with the two backends (issue 5's shape, the OVN
+ * bench's), as one graph create; `healthmonitor` adds a monitor to the pool.
+ */
+export function graphBody(name: string, provider: string, healthmonitor?: Record<string, unknown>): unknown {
+  return {
+    loadbalancer: {
+      name,
+      provider,
+      vip_subnet_id: PUBLIC_SUBNET,
+      listeners: [
+        {
+          name: `${name}-tcp`,
+          protocol: 'TCP',
+          protocol_port: 80,
+          default_pool: {
+            name: `${name}-pool`,
+            protocol: 'TCP',
+            lb_algorithm: 'SOURCE_IP_PORT',
+            ...(healthmonitor && { healthmonitor }),
+            members: Object.values(BACKENDS).map((address) => ({ address, protocol_port: HTTP_PORT, subnet_id: PRIVATE_SUBNET })),
+          },
+        },
+      ],
+    },
+  };
+}
+
 /** The two switches and the router, as Neutron would have made them. */
 export async function addLabTopology(sb: OvnSandbox): Promise<void> {
   await sb.nbctl('ls-add', PUBLIC_LS, '--', 'ls-add', PRIVATE_LS, '--', 'lr-add', ROUTER);

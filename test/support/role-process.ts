@@ -17,12 +17,20 @@ export interface Role {
   stderr(): string;
 }
 
-/** Starts a role with --json and waits for the line it prints once running. */
-export async function startRole(args: string[]): Promise<Role> {
-  const child = spawn(process.execPath, [BIN, ...args, '--json'], { env: ROLE_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Roles still running when this process exits are killed, so a crash or a signal (while one starts too) leaves none behind. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts a role with --json and waits for the line it prints once running; `bin` is another build's bin/ostia.js (a bench's baseline). */
+export async function startRole(args: string[], bin = BIN): Promise<Role> {
+  const child = spawn(process.execPath, [bin, ...args, '--json'], { env: ROLE_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  exited.then(() => running.delete(child));
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -32,6 +32,9 @@ export interface AmphoraRecord extends Timestamps {
   agent_url: string | null;
   cert_serial: string | null;
   status_reason: string | null;
+  /** The job that built or adopted it, and the slot of that job's build it fills (see the amphora steps' rounds); null for a spare. */
+  job_id: string | null;
+  job_slot: number | null;
 }
 
 export type AmphoraRow = Row<AmphoraRecord>;
@@ -67,6 +70,8 @@ export function newAmphoraRow(id: string, address: string, agentPort: number, gi
     agent_url: agentUrlOf(address, agentPort),
     cert_serial: null,
     status_reason: null,
+    job_id: null,
+    job_slot: null,
     created_at: timestamp(),
     updated_at: null,
     ...given,

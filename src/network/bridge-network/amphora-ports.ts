@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { deletePorts } from '../../db/free-addresses.js';
 import { apiError, isApiError } from '../../domain/errors.js';
 import type { NetworkCatalog, SubnetDef } from '../catalog.js';
 import { MANAGEMENT_PROJECT_ID } from '../management-ports.js';
@@ -57,8 +58,9 @@ export class AmphoraPorts {
   }
 
   async release(db: Kysely<Database>, amphoraId: string, owner: typeof VRRP_DEVICE_OWNER | typeof MEMBER_DEVICE_OWNER, subnetId?: string): Promise<void> {
-    let q = db.deleteFrom('port').where('device_owner', '=', owner).where('device_id', '=', amphoraId);
-    if (subnetId) q = q.where('subnet_id', '=', subnetId);
-    await q.execute();
+    await deletePorts(db, (q) => {
+      const ours = q.where('device_owner', '=', owner).where('device_id', '=', amphoraId);
+      return subnetId ? ours.where('subnet_id', '=', subnetId) : ours;
+    });
   }
 }

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
+import { deletePorts } from '../../db/free-addresses.js';
 import { isApiError } from '../../domain/errors.js';
 import { deleteLink, deleteNetns, ensureNetns, ip, IP, linkExists, linkMac, MANAGEMENT_INTERFACE, namespacesUnavailable, netnsExists, netnsPids, plugPort } from '../../linux-net/ip.js';
 import { NetworkCatalog, type NetworkDef } from '../catalog.js';
@@ -159,7 +160,7 @@ export class Servers {
       await removePortSecurity(this.net.fabric, fabricEnd(name));
     }
     await deleteNetns(namespace);
-    await db.deleteFrom('port').where('device_owner', '=', SERVER_DEVICE_OWNER).where('device_id', '=', name).execute();
+    await deletePorts(db, (q) => q.where('device_owner', '=', SERVER_DEVICE_OWNER).where('device_id', '=', name));
   }
 
   private row(db: Kysely<Database>, name: string) {

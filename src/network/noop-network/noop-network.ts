@@ -15,7 +15,8 @@ import type { Database } from '../../db/schema.js';
 import { apiError } from '../../domain/errors.js';
 import { nameBasedUuid } from '../../domain/ids.js';
 import { ipVersion, isUuid, parseCidr } from '../../domain/net.js';
-import { firstFree, insertPort, usedAddresses, type AllocatedPort, type PortRequest, type SubnetDef } from '../catalog.js';
+import { insertPort, type AllocatedPort, type PortRequest, type SubnetDef } from '../catalog.js';
+import { takeAddress } from '../../db/free-addresses.js';
 import type { CatalogNetworkService, NamedResource, NetworkInfo, NetworkService, PortInfo } from '../service.js';
 
 const SYNTHETIC_RANGES = {
@@ -89,12 +90,10 @@ export class NoopNetworkService implements NetworkService {
 
   async allocatePort(trx: Transaction<Database>, req: PortRequest): Promise<AllocatedPort> {
     if (this.configuredSubnet(req.subnet.id)) return this.configured.allocatePort(trx, req);
-    const used = await usedAddresses(trx, req.subnet.id);
     // A given address is used as is, as Octavia's no-op driver does: no subnet range to check it against.
-    const address = req.address ?? firstFree(req.subnet.allocation_pools, used);
+    const address = await takeAddress(trx, req.subnet, req.address ?? null);
     if (!address)
       throw apiError('CONFLICT', `No more IP addresses available on subnet ${req.subnet.id}: network.driver noop hands out ${req.subnet.cidr} per subnet; delete load balancers on it or give VIP addresses explicitly.`);
-    if (used.has(address)) throw apiError('VIP_IN_USE', address);
     return insertPort(trx, req, address);
   }
 

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHarness, admin, memberA, type Harness } from '../../../test/support/harness.js';
+import { startHarness, NOOP_COMPUTE_AMPHORA, admin, memberA, type Harness } from '../../../test/support/harness.js';
 import { VIP_SUBNET_ID } from '../../config.js';
 import { ACTIVE_STANDBY_REFUSAL } from './capabilities.js';
 import { NOOP_COMPUTE_DESCRIPTION_SUFFIX } from './driver.js';
@@ -17,7 +17,7 @@ import { jobAmphoraId } from './steps.js';
 let h: Harness;
 
 before(async () => {
-  h = await startHarness({ api: { enabledProviders: ['noop', 'amphora'] }, compute: { driver: 'noop' } });
+  h = await startHarness(NOOP_COMPUTE_AMPHORA);
 });
 after(async () => {
   await h?.close();

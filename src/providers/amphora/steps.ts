@@ -2,13 +2,13 @@
  * The steps amphora flows are made of. Each is idempotent, because a job resumes at the step
  * its worker died in: state lives in the amphora row, never in memory, and every external
  * action is asked "already done?" first. The amphora a create or failover job builds has an
- * id derived from the job, so a resumed job finds the amphora it started instead of making
- * a second one.
+ * id derived from the job, or is a spare it adopted, and its row names the job either way, so a
+ * resumed job finds the amphora it started instead of making a second one.
  */
 import { loadBalancerCodec } from '../../db/records/load-balancer.js';
 import { randomUUID } from 'node:crypto';
 import { nameBasedUuid } from '../../domain/ids.js';
-import type { Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
 import type { Database } from '../../db/schema.js';
 import { newAmphoraRow, type AmphoraRow } from '../../db/records/amphora.js';
@@ -22,6 +22,7 @@ import { ACTIVE_STANDBY_REFUSAL, amphoraProfile } from './capabilities.js';
 import { settleAmphoraTree } from './statuses.js';
 import { heartbeatKey } from './heartbeat-key.js';
 import { forgetFailovers } from '../../db/failover-memory.js';
+import { adoptSpare } from './spare-adoption.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -52,11 +53,20 @@ export async function findAmphora(db: Q, id: string): Promise<AmphoraRow | undef
  */
 export type Round = 0 | 1;
 const ROUND_INDEXES: Record<Round, number[]> = { 0: [0, 1], 1: [2] };
-const jobAmphoraIds = (jobId: string, rounds: readonly Round[] = [0, 1]) => rounds.flatMap((r) => ROUND_INDEXES[r].map((i) => jobAmphoraId(jobId, i)));
+
+/**
+ * The amphorae the job built or adopted in the rounds asked: the row names the job and slot; a row
+ * written before rows did is found by the id derived from the job.
+ */
+function builtBy(jobId: string, rounds: readonly Round[] = [0, 1]) {
+  const slots = rounds.flatMap((r) => ROUND_INDEXES[r]);
+  return (eb: ExpressionBuilder<Database, 'amphora'>) =>
+    eb.or([eb('amphora.id', 'in', slots.map((i) => jobAmphoraId(jobId, i))), eb.and([eb('amphora.job_id', '=', jobId), eb('amphora.job_slot', 'in', slots)])]);
+}
 
 /** What the job builds (in the rounds asked), created by create-amphora; [] before that, or when it was never created. */
 export async function findBuiltAmphorae(db: Q, jobId: string, rounds?: readonly Round[]): Promise<AmphoraRow[]> {
-  return db.selectFrom('amphora').selectAll().where('id', 'in', jobAmphoraIds(jobId, rounds)).orderBy('role').execute();
+  return db.selectFrom('amphora').selectAll().where(builtBy(jobId, rounds)).orderBy('role').execute();
 }
 
 /** The amphorae the round builds; round 1 may rightly build none (see roundPlan). */
@@ -86,7 +96,7 @@ async function withAgent<T>(deps: AmphoraDeps, amp: AmphoraRow, use: (client: Ag
 }
 
 /** Every compute of the amphora: the recorded one, and one an attempt started but died before recording. */
-async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
+export async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   const ids = new Set((await deps.compute.list()).filter((c) => c.amphoraId === amp.id).map((c) => c.computeId));
   if (amp.compute_id) ids.add(amp.compute_id);
   for (const id of ids) await deps.compute.delete(id);
@@ -157,7 +167,7 @@ async function previousAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
     .selectAll()
     .where('load_balancer_id', '=', ctx.loadBalancerId)
     .where('status', '!=', 'DELETED')
-    .where('id', 'not in', jobAmphoraIds(ctx.jobId))
+    .where((eb) => eb.not(builtBy(ctx.jobId)(eb)))
     .execute();
 }
 
@@ -193,7 +203,10 @@ async function roundPlan(ctx: StepContext, round: Round, topology: Placement['to
   return halves ? { roles: ['BACKUP'], replaced: master } : { roles: [], replaced: [] };
 }
 
-/** The amphora rows of this job, each with its role, a management address and its own heartbeat key. */
+/**
+ * The amphora rows of this job, each with its role: a spare adopted (already running), or a new row with a
+ * management address of its own, which boot-compute then starts.
+ */
 export function createAmphora(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'create-amphora',
@@ -215,22 +228,21 @@ export function createAmphora(load: AmphoraDepsLoader, round: Round = 0): Step {
             .where('id', 'not in', replaced.map((a) => a.id))
             .execute();
         for (const [index, role] of roles.entries()) {
-          const id = jobAmphoraId(ctx.jobId, ROUND_INDEXES[round][index]!);
+          const slot = ROUND_INDEXES[round][index]!;
+          const given = {
+            load_balancer_id: ctx.loadBalancerId,
+            role,
+            vrrp_id: VRRP_ID,
+            vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
+            cached_zone: placement.zone,
+            compute_flavor: placement.computeFlavor,
+            job_id: ctx.jobId,
+            job_slot: slot,
+          };
+          if (await adoptSpare(trx, given)) continue;
+          const id = jobAmphoraId(ctx.jobId, slot);
           const address = await network.allocateManagementAddress(trx, id);
-          await trx
-            .insertInto('amphora')
-            .values(
-              newAmphoraRow(id, address, settings.agentPort, {
-                load_balancer_id: ctx.loadBalancerId,
-                role,
-                status: 'PENDING_CREATE',
-                vrrp_id: VRRP_ID,
-                vrrp_priority: VRRP_PRIORITY[role ?? 'STANDALONE'] ?? null,
-                cached_zone: placement.zone,
-                compute_flavor: placement.computeFlavor,
-              }),
-            )
-            .execute();
+          await trx.insertInto('amphora').values(newAmphoraRow(id, address, settings.agentPort, { ...given, status: 'PENDING_CREATE' })).execute();
         }
       });
     },
@@ -249,7 +261,7 @@ export function bootCompute(load: AmphoraDepsLoader, round: Round = 0): Step {
     async run(ctx) {
       const deps = await load();
       // The two of a pair at once: each its own namespace, directory and certificate.
-      await allSettled((await builtAmphorae(ctx, round)).map((amp) => boot(ctx, deps, amp)));
+      await allSettled((await builtAmphorae(ctx, round)).map((amp) => bootAmphora(ctx, deps, amp)));
     },
     async revert(ctx) {
       const deps = await load();
@@ -258,7 +270,11 @@ export function bootCompute(load: AmphoraDepsLoader, round: Round = 0): Step {
   };
 }
 
-async function boot(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
+/** What booting an amphora and waiting for its agent need of a step: a spare's boot has no job, and its heartbeat does nothing. */
+export type BootContext = Pick<StepContext, 'db' | 'signal' | 'heartbeat'>;
+
+/** Starts the amphora's processes with a fresh server certificate, unless they already run (a spare adopted, a resumed job). */
+export async function bootAmphora(ctx: BootContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   if (amp.compute_id && (await deps.compute.status(amp.compute_id)) === 'running') return;
   // One an earlier attempt started without recording it holds a certificate we never stored.
   await destroyCompute(deps, amp);
@@ -293,12 +309,12 @@ export function waitForAgent(load: AmphoraDepsLoader, round: Round = 0): Step {
     name: 'wait-for-agent',
     async run(ctx) {
       const deps = await load();
-      await allSettled((await builtAmphorae(ctx, round)).map((amp) => waitFor(ctx, deps, amp)));
+      await allSettled((await builtAmphorae(ctx, round)).map((amp) => waitForAgentOf(ctx, deps, amp)));
     },
   };
 }
 
-async function waitFor(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
+export async function waitForAgentOf(ctx: BootContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   const exited = new AbortController();
   const watch = setInterval(() => {
     void ctx.heartbeat().catch(() => undefined);
@@ -503,7 +519,7 @@ export function markActive(load: AmphoraDepsLoader): Step {
     async run(ctx) {
       const { dataPlane } = await load();
       await ctx.db.kysely.transaction().execute(async (trx) => {
-        await trx.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, updated_at: timestamp() }).where('id', 'in', jobAmphoraIds(ctx.jobId)).execute();
+        await trx.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, updated_at: timestamp() }).where(builtBy(ctx.jobId)).execute();
         await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane });
         await forgetFailovers(trx, ctx.loadBalancerId);
       });

@@ -6,6 +6,7 @@
  */
 import { healthMonitorCodec } from '../../db/records/health-monitor.js';
 import type { Db } from '../../db/database.js';
+import { deletePorts } from '../../db/free-addresses.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
 import { PROVIDER } from './capabilities.js';
 import { HEALTH_PORT_OWNER as OWNER, healthPortName, type HealthPortAddress } from './desired.js';
@@ -26,7 +27,8 @@ export async function reserveHealthPorts(db: Db, catalog: NetworkCatalog, subnet
   const names = subnetIds.map(healthPortName);
   const held = async () =>
     db.kysely.selectFrom('port').select(['id', 'subnet_id', 'ip_address', 'device_id']).where('device_owner', '=', OWNER).where('device_id', 'in', names).orderBy('created_at').orderBy('id').execute();
-  const have = new Set((await held()).map((p) => p.subnet_id));
+  const found = await held();
+  const have = new Set(found.map((p) => p.subnet_id));
   const toReserve = subnetIds.filter((s) => !have.has(s));
   if (toReserve.length) {
     await db.kysely.transaction().execute(async (trx) => {
@@ -39,11 +41,11 @@ export async function reserveHealthPorts(db: Db, catalog: NetworkCatalog, subnet
   }
   // Two workers may have reserved the same subnet at once: the oldest reservation wins, the others go.
   const extra: string[] = [];
-  for (const p of await held()) {
+  for (const p of toReserve.length ? await held() : found) {
     if (out.has(p.subnet_id)) extra.push(p.id);
     else out.set(p.subnet_id, { subnetId: p.subnet_id, ip: p.ip_address });
   }
-  if (extra.length) await db.kysely.deleteFrom('port').where('id', 'in', extra).execute();
+  await forgetHealthPorts(db, extra);
   return out;
 }
 
@@ -78,5 +80,5 @@ export async function unusedHealthPorts(db: Db, candidates?: readonly string[]):
 }
 
 export async function forgetHealthPorts(db: Db, ids: readonly string[]): Promise<void> {
-  if (ids.length) await db.kysely.deleteFrom('port').where('id', 'in', [...ids]).execute();
+  if (ids.length) await deletePorts(db.kysely, (q) => q.where('id', 'in', [...ids]));
 }

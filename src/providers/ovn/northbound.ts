@@ -137,14 +137,15 @@ export class Northbound {
   }
 
   /**
-   * Makes the database hold `desired()` for load balancer `name`. `desired` is called again on
-   * every attempt: it reads the topology and Ostia's database after the rows it is compared with.
-   * `verify` also checks what a change takes on trust (attachments), for reconciliation.
+   * Makes the database hold `desired(current)` for load balancer `name`. `desired` is called again
+   * on every attempt, with the rows as read for it: it reads the topology and Ostia's database after
+   * them (or knows its reading is newer than them). `verify` also checks what a change takes on
+   * trust (attachments), for reconciliation.
    */
-  async sync(name: string, desired: () => Promise<Desired>, verify = false): Promise<SyncOutcome> {
+  async sync(name: string, desired: (current: ReadonlyArray<{ uuid: string; row: Row }>) => Promise<Desired>, verify = false): Promise<SyncOutcome> {
     return this.retrying(async () => {
       const current = this.rowsNamed(name);
-      const wanted = await desired();
+      const wanted = await desired(current);
       return { ops: this.plan(name, current, wanted, verify), releasedSources: released(current, wanted) };
     });
   }

@@ -20,10 +20,14 @@ export interface ReconcileReport {
   failed: number;
 }
 
-/** Load balancers per progress line (and per query of their states). */
-const PROGRESS_EVERY = 1000;
+/** Load balancers read per round of queries (and per progress line): the trees of a page are read together. */
+export const RECONCILE_PAGE = 500;
 
-export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): Promise<ReconcileReport> {
+/**
+ * Reads Ostia's side in a few queries per `page` load balancers, whatever their number, and the
+ * Northbound side from the provider's monitor; only the rows that differ are written.
+ */
+export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger, page = RECONCILE_PAGE): Promise<ReconcileReport> {
   const { nb } = deps;
   const owned = nb.ownedNames();
   const stored = await db.kysely.selectFrom('load_balancer').select(['id', 'provisioning_status']).where('provider', '=', PROVIDER).execute();
@@ -44,15 +48,15 @@ export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger): P
   }
 
   const settled = stored.filter((lb) => SETTLED.includes(lb.provisioning_status)).map((lb) => lb.id);
-  for (let i = 0; i < settled.length; i += PROGRESS_EVERY) {
-    const batch = settled.slice(i, i + PROGRESS_EVERY);
+  for (let i = 0; i < settled.length; i += page) {
+    const batch = settled.slice(i, i + page);
     const { rewritten, failed } = await syncSettled(db, deps, batch, true);
     report.checked += batch.length;
     report.rewritten += rewritten.length;
     report.failed += failed.length;
     for (const id of rewritten) log.info({ load_balancer_id: id }, 'rewrote northbound rows that differed from the load balancer');
     for (const { id, error } of failed) log.warn({ load_balancer_id: id, err: error }, 'could not reconcile a load balancer with the northbound database');
-    if (settled.length > PROGRESS_EVERY) log.info({ ...report, of: settled.length }, 'reconciling the northbound database');
+    if (settled.length > page) log.info({ ...report, of: settled.length }, 'reconciling the northbound database');
   }
   await releaseHealthPorts(db, deps);
   return report;

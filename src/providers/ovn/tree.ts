@@ -4,7 +4,7 @@
  * member lives (its subnet; a member without one is on the VIP subnet, as upstream assumes).
  */
 import type { Kysely, Transaction } from 'kysely';
-import { servedTree } from '../../db/lb-tree.js';
+import { servedTree, servedTrees, type ServedTree } from '../../db/lb-tree.js';
 import type { Database } from '../../db/schema.js';
 import type { OvnLoadBalancer, OvnPool } from './nb-rows.js';
 import type { ObservedTree } from '../../operating-status/derivation.js';
@@ -52,7 +52,15 @@ const statusRow = (r: ObservedTree['listeners'][number]) => ({
 const DEFAULT_PERSISTENCE_TIMEOUT = 360;
 
 export async function loadOvnTree(db: Q, lbId: string): Promise<OvnTree> {
-  const { lb, listeners, pools, members, monitors } = await servedTree(db, lbId);
+  return ovnTree(await servedTree(db, lbId));
+}
+
+/** The trees of those of `lbIds` that have a VIP address, in the queries of one. */
+export async function loadOvnTrees(db: Q, lbIds: readonly string[]): Promise<Map<string, OvnTree>> {
+  return new Map([...(await servedTrees(db, lbIds))].map(([id, served]) => [id, ovnTree(served)]));
+}
+
+function ovnTree({ lb, listeners, pools, members, monitors }: ServedTree): OvnTree {
   const vipSubnetId = lb.vip_subnet_id ?? '';
   const hmByPool = new Map(monitors.map((hm) => [hm.pool_id, hm]));
   const ovnPools: OvnPool[] = pools.map((p) => {

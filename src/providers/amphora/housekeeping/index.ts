@@ -2,8 +2,9 @@
  * Housekeeping (`ostia housekeeping`, and inside `ostia up` when the amphora provider is
  * enabled): the orphan reaper every REAP_INTERVAL_MS, agent certificate rotation every
  * ROTATE_INTERVAL_MS, expiry warnings for the certificates listeners and pools use every
- * EXPIRY_INTERVAL_MS, each once at start. Several housekeepers may run: every action is
- * idempotent or claimed in the database.
+ * EXPIRY_INTERVAL_MS, each once at start; and, with amphora.sparePoolSize set, the spare pool
+ * refilled every SPARE_INTERVAL_MS, apart from the others so a long rotation never delays it.
+ * Several housekeepers may run: every action is idempotent or claimed in the database.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../../config.js';
@@ -15,6 +16,7 @@ import type { AmphoraDeps } from '../deps.js';
 import { OrphanReaper, type ReapOutcome } from './orphans.js';
 import { CertRotator, type RotationOutcome, type RotationTarget } from './certs.js';
 import { CertificateExpiryWarner, type ExpiryWarning } from '../../../certificate-use/expiry-warner.js';
+import { SparePool } from '../spares.js';
 
 /** As often as Octavia's DB cleanup. */
 export const REAP_INTERVAL_MS = 30_000;
@@ -22,6 +24,8 @@ export const REAP_INTERVAL_MS = 30_000;
 export const ROTATE_INTERVAL_MS = 60 * 60_000;
 /** Thresholds are days apart: hourly is early enough. */
 export const EXPIRY_INTERVAL_MS = 60 * 60_000;
+/** A spare taken is replaced within this (plus its boot): a round with nothing to do is one indexed read. */
+export const SPARE_INTERVAL_MS = 1000;
 
 export interface HousekeeperDeps {
   db: Db;
@@ -32,6 +36,8 @@ export interface HousekeeperDeps {
   ca: Pick<CertificateAuthority, 'issueAmphoraCert'>;
   /** How a new certificate reaches an agent. */
   push(amp: RotationTarget, pem: string): Promise<void>;
+  /** The spare pool to keep full, when amphora.sparePoolSize asks for one. */
+  spares?: SparePool;
   now?: () => number;
 }
 
@@ -41,6 +47,9 @@ export class Housekeeper {
   readonly expiry: CertificateExpiryWarner;
   private readonly timers: NodeJS.Timeout[] = [];
   private running: Promise<unknown> = Promise.resolve();
+  private spareRound: Promise<unknown> = Promise.resolve();
+  private spareTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly deps: HousekeeperDeps) {
     const { db, log, ca, config } = deps;
@@ -65,6 +74,18 @@ export class Housekeeper {
     every(REAP_INTERVAL_MS, () => this.reaper.run());
     every(ROTATE_INTERVAL_MS, () => this.rotator.run());
     every(EXPIRY_INTERVAL_MS, () => this.expiry.run());
+    if (this.deps.spares) this.keepSpares(this.deps.spares);
+  }
+
+  /** A round, then the next SPARE_INTERVAL_MS after it ended: boots that outlast the interval never overlap. */
+  private keepSpares(spares: SparePool): void {
+    if (this.closed) return;
+    this.spareRound = spares
+      .run()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'keeping the spare amphorae failed; retrying on the next round'))
+      .then(() => {
+        if (!this.closed) this.spareTimer = setTimeout(() => this.keepSpares(spares), SPARE_INTERVAL_MS);
+      });
   }
 
   /** Every task once, in order (what `start` does first). */
@@ -73,8 +94,11 @@ export class Housekeeper {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    this.deps.spares?.close();
     for (const t of this.timers) clearInterval(t);
-    await this.running;
+    clearTimeout(this.spareTimer);
+    await Promise.all([this.running, this.spareRound]);
   }
 
   /** One task at a time: a slow rotation delays the next reap rather than overlapping it. */
@@ -100,5 +124,7 @@ export function certificatePush(agent: AmphoraDeps['agent']): HousekeeperDeps['p
  * and agent clients the runtime gives its flows.
  */
 export function openHousekeeper(db: Db, config: Config, log: Logger, amphora: AmphoraDeps): Housekeeper {
-  return new Housekeeper({ db, config, log, compute: amphora.compute, network: amphora.network, ca: amphora.ca, push: certificatePush(amphora.agent) });
+  const size = config.amphora.sparePoolSize;
+  const spares = size > 0 ? new SparePool({ db, log, amphora, size }) : undefined;
+  return new Housekeeper({ db, config, log, compute: amphora.compute, network: amphora.network, ca: amphora.ca, push: certificatePush(amphora.agent), spares });
 }
