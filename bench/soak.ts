@@ -122,6 +122,7 @@ function report(r: TargetReport, p: Params, command: string): string {
   ]);
   const ops = grid([['request', 'answered', 'errors', 'p50 (ms)', 'p99 (ms)'], ...r.ops.map((o) => [o.op, String(o.requests), String(o.errors), num(o.p50_ms), num(o.p99_ms)])]);
   const m = r.memory;
+  const memory = m.flat ? 'flat' : `NOT flat: ${m.ratio > 1 ? 'grew' : 'fell'} ${num(Math.abs(m.ratio - 1) * 100)} %`;
   const c = r.final_check;
   return [
     `Soak of ${r.deployment}, noop provider: ${p.minutes} min at ${p.rate} requests/s (open loop, latency from when each request was due), ${p.lbs} load balancers (every ${POOLED_EVERY}th with listener, pool, monitor and member; seeded in ${num(r.seed_seconds)} s), ${100 - WRITE_PERCENT} % reads, ${WRITE_PERCENT} % writes`,
@@ -133,9 +134,9 @@ function report(r: TargetReport, p: Params, command: string): string {
     `Errors: ${r.errors}${r.error_kinds.length ? '' : ' (none)'}`,
     ...r.error_kinds.map((e) => `  ${e.count} × ${e.kind} — first: ${e.example}`),
     `Late requests (sent > ${LATE_MS} ms after due): ${r.late}; writes sent as reads because no load balancer could take one: ${r.writes_deferred}`,
-    `Memory of the server processes, last window ÷ first: ${num(m.last_window_mib)} ÷ ${num(m.first_window_mib)} MiB = ${num(m.ratio, 3)}× — ${m.flat ? 'flat' : 'NOT flat'} (within ${FLAT_WITHIN * 100} %)`,
+    `Memory of the server processes, last window ÷ first: ${num(m.last_window_mib)} ÷ ${num(m.first_window_mib)} MiB = ${num(m.ratio, 3)}× — ${memory} (flat: within ${FLAT_WITHIN * 100} %)`,
     `Final check: ${c.listed} listed, ${c.expected} expected, by status ${JSON.stringify(c.by_status)}, settled in ${num(c.settle_seconds)} s${c.problems.length ? `; PROBLEMS: ${c.problems.join('; ')}` : ''}`,
-    `Verdict: ${r.errors} errors, memory ${m.flat ? 'flat' : 'NOT flat'} (${num(m.ratio, 3)}×), final check ${c.problems.length ? 'found problems' : 'clean'}`,
+    `Verdict: ${r.errors} errors, memory ${memory} (${num(m.ratio, 3)}×), final check ${c.problems.length ? 'found problems' : 'clean'}`,
     `Load average (1 min): ${r.load_average_1m.before.toFixed(2)} before, ${r.load_average_1m.after.toFixed(2)} after; the machine is shared, compare within one run.`,
     `Command: ${command}`,
   ].join('\n');
