@@ -71,7 +71,10 @@ export async function startHarness(overrides: unknown = {}): Promise<Harness> {
       for (;;) {
         const lb = await runtime.db.kysely.selectFrom('load_balancer').select('provisioning_status').where('id', '=', lbId).executeTakeFirst();
         const status = lb?.provisioning_status ?? 'DELETED';
-        if (!status.startsWith('PENDING_')) return status;
+        // A job's last step sets the status and the job is marked done just after: settled waits for both.
+        const unfinished = await runtime.db.kysely
+          .selectFrom('job').select('id').where('load_balancer_id', '=', lbId).where('state', 'in', ['queued', 'running']).executeTakeFirst();
+        if (!status.startsWith('PENDING_') && !unfinished) return status;
         if (Date.now() > deadline) throw new Error(`load balancer ${lbId} still ${status} after 10 s`);
         await new Promise((r) => setTimeout(r, 5));
       }
