@@ -233,7 +233,7 @@ test("trace shows a tenant's control characters spelled out, never raw on the op
   // Written to the database, not through the API: however the API's checks on names change, the
   // CLI must show whatever a row holds (rows written before a check existed, a step's error text).
   const name = 'web\u001b[2J\nprod\u202eevil';
-  const { default: SQLite } = await import('better-sqlite3');
+  const { default: SQLite } = await import('@rocicorp/zero-sqlite3');
   const sqlite = new SQLite(join(dataDir, 'ostia.db'));
   try {
     sqlite.prepare('UPDATE load_balancer SET name = ? WHERE id = ?').run(name, lbId);

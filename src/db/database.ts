@@ -37,7 +37,7 @@ export async function openDatabase(url: string): Promise<Db> {
     };
   }
   const path = url.replace(/^sqlite:(\/\/)?/, '');
-  const { default: SQLite } = await import('better-sqlite3');
+  const { default: SQLite } = await import('@rocicorp/zero-sqlite3');
   const sqlite = new SQLite(path === '' ? ':memory:' : path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

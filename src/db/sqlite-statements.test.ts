@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import SQLite from 'better-sqlite3';
+import SQLite from '@rocicorp/zero-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { withFastStatements } from './sqlite-statements.js';
 
@@ -11,7 +11,7 @@ function pair() {
   return { plain, fast: withFastStatements(plain) };
 }
 
-test('rows read as arrays are the objects better-sqlite3 builds, duplicate names and all', () => {
+test('rows read as arrays are the objects the binding builds, duplicate names and all', () => {
   const { plain, fast } = pair();
   for (const text of ['select * from t order by id', 'select t.id, u.id, t.name from t join t u on u.id = t.id', 'select count(*), max(n) from t', 'select * from t where id = ?']) {
     const params = text.includes('?') ? [2] : [];

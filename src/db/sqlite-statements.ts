@@ -1,11 +1,12 @@
 /**
- * better-sqlite3 as Kysely's SqliteDialect sees it, made cheaper for reads. Prepared statements are
+ * The SQLite binding (@rocicorp/zero-sqlite3, better-sqlite3's code with its binary in the package)
+ * as Kysely's SqliteDialect sees it, made cheaper for reads. Prepared statements are
  * kept per SQL text, since API reads repeat the same few. Rows are read as arrays and built into
- * objects by a function compiled once per statement: better-sqlite3's own object rows cost ~1.4 µs a
+ * objects by a function compiled once per statement: the binding's own object rows cost ~1.4 µs a
  * cell here (a property set on a fresh object each), twice the array plus one object literal with the
  * statement's columns, and that was the largest part of a list of load balancers.
  */
-import type BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from '@rocicorp/zero-sqlite3';
 
 type Params = unknown[];
 
@@ -19,7 +20,7 @@ export interface DialectStatement {
 
 /** Builds one row object from a raw row: `{"c0": v[0], "c1": v[1], …}`, a literal, so every row shares one shape. */
 function rowBuilder(columns: readonly string[]): (values: unknown[]) => Record<string, unknown> {
-  // A duplicate name keeps its last value, as better-sqlite3's object rows do.
+  // A duplicate name keeps its last value, as the binding's object rows do.
   const body = `return {${columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')}};`;
   return new Function('v', body) as (values: unknown[]) => Record<string, unknown>;
 }

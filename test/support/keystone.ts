@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '@rocicorp/zero-sqlite3';
 import type { CloudAuth } from './ostia-process.js';
 
 export const KEYSTONE_MANAGE = '/usr/bin/keystone-manage';
