@@ -4,7 +4,7 @@
  * measured in the same run because the machine is shared and noisy.
  *
  *   npm run build && node dist/bench/amphora-lifecycle.js [--json] [--creates 10] [--amphorae 10]
- *       [--failovers 3] [--idle-seconds 10] [--density N]
+ *       [--failovers 3] [--idle-seconds 10] [--settle-seconds 20] [--density N]
  *
  * One `ostia up` (enabledProviders noop and amphora, default heartbeat timers) serves all of it.
  *
@@ -59,6 +59,7 @@ const USAGE = `usage: node dist/bench/amphora-lifecycle.js [options]
   --amphorae K          idle amphora LBs whose memory and CPU are measured (default 10)
   --failovers F         amphora kills, one after another on the same LB (default 3)
   --idle-seconds S      window for the idle CPU measurement (default 10)
+  --settle-seconds S    idle time before that window opens, past the agents' start-up GCs (default 20)
   --density N           also start N amphorae at once to check the capacity estimate (default off)
   --netns               also (d): amphorae in network namespaces on bridge networks (root only)
   --netns-creates N     (d) graph creates per topology, SINGLE and ACTIVE_STANDBY (default 3)
@@ -88,6 +89,8 @@ interface Params {
   amphorae: number;
   failovers: number;
   idleSeconds: number;
+  /** How long the amphorae idle before their CPU is counted: an agent's first major GCs (V8's memory reducer, ~0.1 s of CPU) come ~8 s after it starts. */
+  settleSeconds: number;
   density: number;
   netns: boolean;
   netnsCreates: number;
@@ -629,7 +632,8 @@ async function measureMemory(rig: Rig, p: Params): Promise<MemoryFigures> {
     const bareTally = emptyTally();
     for (const pid of bare.pids()) add(bareTally, pid);
 
-    progress(`idle CPU of ${n} amphorae and the bare haproxy over ${p.idleSeconds} s`);
+    progress(`idle CPU of ${n} amphorae and the bare haproxy over ${p.idleSeconds} s, after ${p.settleSeconds} s more of settling`);
+    await sleep(p.settleSeconds * 1000);
     const ampPids = allPids(procs);
     const barePids = bare.pids();
     const before = { all: cpuSecondsOfLive(ampPids), agent: cpuSecondsOfLive(procs.pids.agent), bare: cpuSecondsOfLive(barePids) };
@@ -817,6 +821,7 @@ async function measureDensity(rig: Rig, p: Params): Promise<DensityFigures> {
   const pss = sumTally(ROLES.map((r) => procs.tally[r])).pssKiB;
   const availableAfter = meminfo().availableKiB;
   const pids = allPids(procs);
+  await sleep(p.settleSeconds * 1000);
   const cpu0 = cpuSecondsOfLive(pids);
   const c0 = performance.now();
   await sleep(p.idleSeconds * 1000);
@@ -987,6 +992,7 @@ const OPTIONS = {
   amphorae: { type: 'string', default: '10' },
   failovers: { type: 'string', default: '3' },
   'idle-seconds': { type: 'string', default: '10' },
+  'settle-seconds': { type: 'string', default: '20' },
   density: { type: 'string', default: '0' },
   netns: { type: 'boolean', default: false },
   'netns-creates': { type: 'string', default: '3' },
@@ -1006,6 +1012,7 @@ function params(): { p: Params; json: boolean; help: boolean } {
     amphorae: Number(values.amphorae),
     failovers: Number(values.failovers),
     idleSeconds: Number(values['idle-seconds']),
+    settleSeconds: Number(values['settle-seconds']),
     density: Number(values.density),
     netnsCreates: Number(values['netns-creates']),
     netnsFailovers: Number(values['netns-failovers']),

@@ -10,7 +10,7 @@ import zlib, { deflateSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import type { Heartbeat } from '../domain/amphora-config.js';
 import { writeFileAtomically } from './atomic-file.js';
-import { counterDeltas, decodeHeartbeat, encodeHeartbeat, HeartbeatSender, MAX_INFLATED_BYTES, memberStatus, parseTarget, snapshotFromStats, type Decoded } from './heartbeat.js';
+import { counterDeltas, decodeHeartbeat, DEFLATE_FROM_BYTES, encodeHeartbeat, HeartbeatSender, MAX_INFLATED_BYTES, memberStatus, parseTarget, snapshotFromStats, type Decoded } from './heartbeat.js';
 import type { StatRow } from './haproxy/runtime.js';
 import { tempDir } from '../../test/support/amphora-fixtures.js';
 
@@ -59,7 +59,7 @@ function craft({ version = 2, seq = 1n, body = deflateSync(JSON.stringify({ conf
   return Buffer.concat([header, createHmac('sha256', key).update(header).update(body).digest(), body]);
 }
 
-test('a heartbeat survives encode and decode; the datagram is the documented header, its HMAC and the deflated report', () => {
+test('a heartbeat survives encode and decode; the datagram is the documented header, its HMAC and the report, as it is', () => {
   const datagram = encodeHeartbeat(heartbeat, KEY);
   assert.deepEqual(opened(decodeHeartbeat(datagram, keys)), heartbeat);
   assert.equal(datagram.toString('latin1', 0, 4), 'OHB\x02');
@@ -68,10 +68,25 @@ test('a heartbeat survives encode and decode; the datagram is the documented hea
   assert.equal(datagram.readUInt32BE(44), datagram.length - 84);
   const body = datagram.subarray(84);
   const { amphoraId, epoch, seq, sentAt, ...report } = heartbeat;
-  assert.deepEqual(JSON.parse(zlib.inflateSync(body).toString()), report);
+  assert.deepEqual(JSON.parse(body.toString()), report, 'a report under DEFLATE_FROM_BYTES is not deflated');
+  assert.equal(datagram.readUInt32BE(48), body.length);
   assert.deepEqual(datagram.subarray(52, 84), createHmac('sha256', KEY).update(datagram.subarray(0, 52)).update(body).digest());
   assert.equal(datagram.includes(Buffer.from(KEY)), false, 'the key is never in the datagram');
   assert.deepEqual(opened(decodeHeartbeat(craft(), keys)).seq, 1, 'a datagram built from the documented layout decodes');
+});
+
+test("a large amphora's report is deflated, and decodes", () => {
+  const uuid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  const members = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [uuid(i), 'UP']));
+  const big: Heartbeat = { ...heartbeat, pools: { [`${uuid(100)}:${uuid(101)}`]: { status: 'UP', members } } };
+  const datagram = encodeHeartbeat(big, KEY);
+  const { amphoraId, epoch, seq, sentAt, ...report } = big;
+  const json = JSON.stringify(report);
+  assert.ok(json.length >= DEFLATE_FROM_BYTES);
+  assert.equal(datagram.readUInt32BE(48), json.length);
+  assert.ok(datagram.length - 84 < json.length, 'deflated');
+  assert.deepEqual(JSON.parse(zlib.inflateSync(datagram.subarray(84)).toString()), report);
+  assert.deepEqual(opened(decodeHeartbeat(datagram, keys)), big);
 });
 
 test('tampered, truncated, wrongly keyed, unknown or malformed datagrams are refused, each for its reason', () => {
@@ -97,6 +112,10 @@ test('tampered, truncated, wrongly keyed, unknown or malformed datagrams are ref
   assert.deepEqual(refusal(report({ configVersion: -1, listeners: {}, pools: {} })), { refused: 'malformed' }, 'signed but not a report');
   assert.deepEqual(refusal(report({ configVersion: 0, listeners: {}, pools: {}, seq: 5 })), { refused: 'malformed' }, 'unknown attribute');
   assert.deepEqual(refusal(craft({ body: Buffer.from('not deflate'), inflatedLength: 10 })), { refused: 'malformed' }, 'signed but not deflate');
+  assert.deepEqual(refusal(craft({ body: Buffer.from('{"configVersion": 0,'), inflatedLength: 20 })), { refused: 'malformed' }, 'signed, as it is, but not JSON');
+  const raw = Buffer.from(JSON.stringify({ configVersion: 0, listeners: {}, pools: {} }));
+  assert.deepEqual(refusal(craft({ body: raw, inflatedLength: raw.length + 1 })), { refused: 'malformed' }, 'as it is, but not the length its header says');
+  assert.equal(opened(refusal(craft({ body: raw, inflatedLength: raw.length }))).configVersion, 0, 'as it is, signed, the length its header says');
   assert.deepEqual(refusal(craft({ inflatedLength: 5 })), { refused: 'oversize' }, 'inflates beyond what its header says');
 });
 

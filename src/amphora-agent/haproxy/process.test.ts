@@ -143,3 +143,23 @@ test('an haproxy left running by a previous agent is taken over without a gap', 
   await eventually(() => orphan.exitCode !== null, 'the orphan to finish', 10_000);
   assert.equal((await httpGet(vip, port)).body, 'a');
 });
+
+test("the heartbeat's show stat keeps one CLI connection, asks the new worker after a reload and reopens a closed one", async (t) => {
+  const { files, vip, port, a, b, haproxy } = await setUp(t);
+  const withTimeout = (backends: Backend[]) => config(files, vip, port, backends).replace('    nbthread 1', '    nbthread 1\n    stats timeout 1s');
+  writeFileSync(files.config, withTimeout([a]));
+  await haproxy.start();
+  const servers = async () => (await haproxy.runtime.showStat()).filter((r) => r.type === 'server').map((r) => r.svname);
+  assert.deepEqual(await servers(), ['a']);
+  assert.deepEqual(await servers(), ['a']);
+  // Ours and the one asking: a connection per read would leave only the asker.
+  const sessions = (await haproxy.runtime.execute('show sess')).split('\n').filter((line) => /fe=GLOBAL/.test(line));
+  assert.equal(sessions.length, 2, sessions.join('\n'));
+
+  writeFileSync(files.config, withTimeout([a, b]));
+  await haproxy.reload();
+  assert.deepEqual(await servers(), ['a', 'b'], "the new worker's servers, not the old one's");
+
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.deepEqual(await servers(), ['a', 'b'], 'read again after HAProxy closed the idle connection');
+});

@@ -156,6 +156,8 @@ export class HaproxyProcess {
     return this.operations.run(async () => {
       this.restarts.letStop();
       const child = this.child;
+      // An open CLI connection would hold the soft-stopping worker until the hard stop.
+      this.runtime.forgetSession();
       if (!child) return;
       await this.masterReady;
       const budget = this.options.stopTimeoutMs ?? 5000;
@@ -253,6 +255,7 @@ export class HaproxyProcess {
     const outcome = await watch.outcome;
     if (/Loading success/.test(outcome)) {
       this.loaded = true;
+      this.runtime.forgetSession();
       // A master whose CLI never answers is left for the next reload or stop to find out about.
       this.masterReady = masterCommand(this.options.files.masterSocket, 'show proc', this.readyTimeoutMs, /\bmaster\b/).then(
         () => undefined,
@@ -277,6 +280,7 @@ export class HaproxyProcess {
     if (this.child !== child) return;
     this.child = null;
     this.loaded = false;
+    this.runtime.forgetSession();
     this.lastExit = exit;
     this.exitListeners.notify(exit);
     if (!this.restarts.keptRunning) return;

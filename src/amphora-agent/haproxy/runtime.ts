@@ -1,7 +1,8 @@
 /**
  * Client of one HAProxy's stats socket (`level admin`): typed `show stat`, the server-state
- * dump, and member changes without a reload. HAProxy's CLI runs in non-interactive mode here:
- * one command per connection, answered, then closed by HAProxy.
+ * dump, and member changes without a reload. HAProxy's CLI runs in non-interactive mode here,
+ * one command per connection, answered, then closed by HAProxy, except for the heartbeat's
+ * `show stat` (stats-session.ts).
  *
  * Member operations follow the sequences proven on this machine's HAProxy 2.6.12
  * (reference/dataplane.md §3): a dynamic server is added in maintenance and enabled with a
@@ -10,6 +11,7 @@
  */
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { StatsSession } from './stats-session.js';
 
 /** How long a server's remaining connections may delay its deletion, and how often it is asked again. */
 const DELETE_RETRY_MS = 1_000;
@@ -66,10 +68,19 @@ function word(value: string | number): string {
 }
 
 export class HaproxyRuntime {
+  private readonly stats: StatsSession;
+
   constructor(
     readonly socketPath: string,
     private readonly timeoutMs = 5000,
-  ) {}
+  ) {
+    this.stats = new StatsSession(socketPath, timeoutMs);
+  }
+
+  /** After a reload or restart: the next `show stat` asks the worker serving now. */
+  forgetSession(): void {
+    this.stats.drop();
+  }
 
   /** Sends one command, with a multi-line payload if given (`<command> <<`), and resolves with HAProxy's whole reply. */
   execute(command: string, payload?: string): Promise<string> {
@@ -107,7 +118,7 @@ export class HaproxyRuntime {
   }
 
   async showStat(): Promise<StatRow[]> {
-    return parseShowStat(await this.execute('show stat'));
+    return parseShowStat(await this.stats.run('show stat'));
   }
 
   /** The `show servers state` dump, in the format of HAProxy's server-state-file. */
@@ -186,10 +197,10 @@ export function parseShowStat(csv: string): StatRow[] {
   const lines = csv.split('\n').filter((line) => line.length > 0);
   const header = lines.shift();
   if (!header?.startsWith('# ')) throw new RuntimeCommandError('show stat', csv.slice(0, 200));
-  const columns = splitCsvLine(header.slice(2));
+  const columns = new Map(splitCsvLine(header.slice(2)).map((name, i) => [name, i]));
   return lines.map((line) => {
     const cells = splitCsvLine(line);
-    const field = (name: string): string => cells[columns.indexOf(name)] ?? '';
+    const field = (name: string): string => cells[columns.get(name) ?? -1] ?? '';
     const count = (name: string): number => Number(field(name)) || 0;
     const optional = (name: string): number | null => (field(name) === '' ? null : Number(field(name)));
     return {
@@ -216,6 +227,8 @@ export function parseShowStat(csv: string): StatRow[] {
 
 /** HAProxy quotes a CSV cell (with doubled inner quotes) when it holds a comma or a quote. */
 function splitCsvLine(line: string): string[] {
+  // Every heartbeat parses every row: the character walk is for the rare quoted line only.
+  if (!line.includes('"')) return line.split(',');
   const cells: string[] = [];
   let cell = '';
   let quoted = false;
