@@ -4,7 +4,11 @@
  * the `local` compute driver, measured in the same run: two `ostia up`s side by side, creates
  * alternating between them.
  *
- *   npm run build && node dist/bench/amphora-spares.js [--creates 10] [--pool 2] [--json]
+ *   npm run build && node dist/bench/amphora-spares.js [--creates 10] [--pool 2] [--netns] [--json]
+ *
+ * With --netns (root) both Ostias run compute.driver netns on network.driver bridge instead: amphorae
+ * in network namespaces of their own, spares booted on the management network alone, the VIP plugged
+ * into the adopted one.
  *
  * Per round, on each Ostia: an empty load balancer (no listener), then a full stack (HTTP listener,
  * pool, 2 members, HTTP monitor) in one graph create, each timed from the POST to ACTIVE and then
@@ -17,6 +21,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type Backend } from '../test/support/amphora-fixtures.js';
 import { randomManagementNetwork, writeAmphoraConfig } from '../test/support/amphora-config.js';
+import { startBridgeOstia } from '../test/support/bridge-ostia.js';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from '../test/support/ostia-process.js';
 import { benchArgs, positiveInt } from './support/args.js';
 import { ApiClient, createStack, deleteStack, waitSettled, type StackSpec } from './support/lifecycle-api.js';
@@ -25,9 +30,10 @@ import { median, percentile } from './support/stats.js';
 import { grid, num } from './support/table.js';
 import { runBench } from './support/lab.js';
 
-const HELP = `usage: node dist/bench/amphora-spares.js [--creates 10] [--pool 2] [--json]
+const HELP = `usage: node dist/bench/amphora-spares.js [--creates 10] [--pool 2] [--netns] [--json]
   --creates N   rounds; each creates an empty load balancer and a full stack on both Ostias (default 10)
   --pool K      amphora.sparePoolSize of the Ostia with spares (default 2)
+  --netns       amphorae in network namespaces on bridge networks (compute.driver netns; root) instead of local
   --json        one JSON document on stdout
 `;
 const POLL_MS = 20;
@@ -37,6 +43,7 @@ const REFILL_TIMEOUT_MS = 60_000;
 interface Params {
   creates: number;
   pool: number;
+  netns: boolean;
   json: boolean;
 }
 
@@ -49,16 +56,13 @@ interface Side {
   empty: number[];
   full: number[];
   refill: number[];
+  /** Stops the Ostia and whatever it left running. */
+  stop(): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startSide(name: string, pool: number, backends: readonly Backend[], work: string): Promise<Side> {
-  const dir = mkdtempSync(join(work, `${name}-`));
-  const configFile = await writeAmphoraConfig(dir, { amphora: { managementNetwork: randomManagementNetwork(16), sparePoolSize: pool } });
-  progress(`starting ostia up "${name}" (amphora.sparePoolSize ${pool})`);
-  const ostia = await startOstia({ extraArgs: ['--config', configFile] });
-  process.once('exit', () => killAll(processesUnder(join(ostia.dataDir, 'amphorae'))));
+async function side(name: string, ostia: OstiaProcess, members: StackSpec['members'], stop: () => Promise<void>): Promise<Side> {
   const user = new ApiClient(name, ostia.url, { 'x-auth-token': await ostia.token('ostia-demo') }, true);
   const admin = new ApiClient(`${name} (admin)`, ostia.url, { 'x-auth-token': await ostia.token('ostia') }, true);
   const spec: StackSpec = {
@@ -66,16 +70,46 @@ async function startSide(name: string, pool: number, backends: readonly Backend[
     vipSubnetId: await ostia.subnetId('public-subnet'),
     memberSubnetId: await ostia.subnetId('private-subnet'),
     listenerPort: 8000 + Math.floor(Math.random() * 1000),
-    members: backends.map((b) => ({ address: b.address, port: b.port })),
+    members,
   };
-  return { name, ostia, user, admin, spec, empty: [], full: [], refill: [] };
+  const close = async () => {
+    user.close();
+    admin.close();
+    await stop();
+  };
+  return { name, ostia, user, admin, spec, empty: [], full: [], refill: [], stop: close };
 }
 
-async function stopSide(side: Side): Promise<void> {
-  side.user.close();
-  side.admin.close();
-  await side.ostia.stop();
-  killAll(processesUnder(join(side.ostia.dataDir, 'amphorae')));
+async function startLocalSide(name: string, pool: number, backends: readonly Backend[], work: string): Promise<Side> {
+  const dir = mkdtempSync(join(work, `${name}-`));
+  const configFile = await writeAmphoraConfig(dir, { amphora: { managementNetwork: randomManagementNetwork(16), sparePoolSize: pool } });
+  progress(`starting ostia up "${name}" (amphora.sparePoolSize ${pool})`);
+  const ostia = await startOstia({ extraArgs: ['--config', configFile] });
+  const leftovers = () => killAll(processesUnder(join(ostia.dataDir, 'amphorae')));
+  process.once('exit', leftovers);
+  const members = backends.map((b) => ({ address: b.address, port: b.port }));
+  return side(name, ostia, members, async () => {
+    await ostia.stop();
+    leftovers();
+  });
+}
+
+/** An Ostia on compute.driver netns and network.driver bridge, with two members serving in namespaces on its private network. */
+async function startNetnsSide(name: string, pool: number): Promise<Side> {
+  progress(`starting ostia up "${name}" on netns + bridge (amphora.sparePoolSize ${pool})`);
+  const lab = await startBridgeOstia({ amphora: { sparePoolSize: pool } });
+  try {
+    const members = [];
+    for (const [i, host] of ['bm-a', 'bm-b'].entries()) {
+      const address = lab.address('private', 220 + i);
+      await lab.host(host, 'private', address, true);
+      members.push({ address, port: 8000 });
+    }
+    return await side(name, lab.ostia, members, () => lab.close());
+  } catch (e) {
+    await lab.close();
+    throw e;
+  }
 }
 
 /** Waits until the side has `pool` READY spares; returns how long that took. */
@@ -115,10 +149,12 @@ async function run(p: Params): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'ostia-bench-spares-'));
   // Members must be on the member subnet the catalog network serves (127.32.0.0/16).
   const memberNet = `127.32.${Math.floor(Math.random() * 250)}`;
-  const backends = [await startBackend('backend-a', `${memberNet}.11`), await startBackend('backend-b', `${memberNet}.12`)];
+  const backends = p.netns ? [] : [await startBackend('backend-a', `${memberNet}.11`), await startBackend('backend-b', `${memberNet}.12`)];
+  const start = (name: string, pool: number) => (p.netns ? startNetnsSide(name, pool) : startLocalSide(name, pool, backends, work));
   const sides: Side[] = [];
   try {
-    sides.push(await startSide('no spares', 0, backends, work), await startSide(`${p.pool} spares`, p.pool, backends, work));
+    sides.push(await start('no spares', 0));
+    sides.push(await start(`${p.pool} spares`, p.pool));
     const [cold, warm] = sides as [Side, Side];
     progress(`waiting for the first ${p.pool} spares`);
     await refilled(warm, p.pool);
@@ -147,12 +183,12 @@ async function run(p: Params): Promise<void> {
           row(`full stack (listener, pool, 2 members, monitor), n=${p.creates}`, cold.full, warm.full),
         ]),
         `pool refilled (a spare booted to READY) after an adoption: median ${num(median(warm.refill), 0)} ms, p90 ${num(percentile(warm.refill, 90), 0)} ms`,
-        `compute.driver local; both Ostias run the same code, side by side; load average ${num(report.load_average.before, 2)} before, ${num(report.load_average.after, 2)} after.`,
-        `repeat: node dist/bench/amphora-spares.js --creates ${p.creates} --pool ${p.pool}`,
+        `compute.driver ${p.netns ? 'netns, network.driver bridge' : 'local'}; both Ostias run the same code, side by side; load average ${num(report.load_average.before, 2)} before, ${num(report.load_average.after, 2)} after.`,
+        `repeat: node dist/bench/amphora-spares.js --creates ${p.creates} --pool ${p.pool}${p.netns ? ' --netns' : ''}`,
       ].join('\n') + '\n',
     );
   } finally {
-    for (const side of sides) await stopSide(side).catch((e: unknown) => progress(`stopping ${side.name}: ${String(e)}`));
+    for (const s of sides) await s.stop().catch((e: unknown) => progress(`stopping ${s.name}: ${String(e)}`));
     await Promise.all(backends.map((b) => b.close()));
     rmSync(work, { recursive: true, force: true });
   }
@@ -161,8 +197,8 @@ async function run(p: Params): Promise<void> {
 runBench(
   HELP,
   () => {
-    const v = benchArgs({ creates: { type: 'string', default: '10' }, pool: { type: 'string', default: '2' } });
-    return v && { creates: positiveInt('creates', v.creates), pool: positiveInt('pool', v.pool), json: v.json };
+    const v = benchArgs({ creates: { type: 'string', default: '10' }, pool: { type: 'string', default: '2' }, netns: { type: 'boolean', default: false } });
+    return v && { creates: positiveInt('creates', v.creates), pool: positiveInt('pool', v.pool), netns: v.netns === true, json: v.json };
   },
   run,
 );
