@@ -56,7 +56,9 @@ export class StatsSession {
     const socket = createConnection(this.socketPath);
     socket.setEncoding('utf8');
     socket.setTimeout(this.timeoutMs, () => socket.destroy(new Error(`haproxy stats socket ${this.socketPath}: no reply within ${this.timeoutMs} ms`)));
+    // A dropped connection's late data and close must not touch the one that replaced it.
     socket.on('data', (chunk: string) => {
+      if (this.socket !== socket) return;
       this.reply += chunk;
       if (!this.reply.endsWith(PROMPT) || !this.waiting) return;
       const { resolve } = this.waiting;
@@ -67,7 +69,8 @@ export class StatsSession {
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = null;
+      if (this.socket !== null && this.socket !== socket) return;
+      this.socket = null;
       this.reply = '';
       this.waiting?.reject(new Error(`haproxy stats socket ${this.socketPath} closed`));
       this.waiting = null;
