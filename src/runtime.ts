@@ -3,6 +3,7 @@
  * catalog, providers, job signal, and whichever roles this process plays: the API, the worker,
  * and the background roles of the enabled providers (each provider's `roles.ts`).
  */
+import { apiError } from './domain/errors.js';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -145,12 +146,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
     publicUrl,
     keyManager,
     metrics: new Registry(),
+    // Only an API runtime serves requests; it is given an authenticator (checked below).
+    authenticate: opts.authenticate ?? (() => Promise.reject(apiError('UNAUTHORIZED'))),
   };
   let app: FastifyInstance | undefined;
   if (opts.api) {
     if (!opts.authenticate) throw new Error('an api runtime needs an authenticator');
     const mounts = [...(opts.mounts ?? []), ...(keyManagerApi ? [{ prefix: KEY_MANAGER_PREFIX, plugin: keyManagerApi(opts.authenticate), ownProtocol: true }] : [])];
-    app = await buildApp({ ...deps, authenticate: opts.authenticate, mounts, logger: opts.logger === false ? false : log });
+    app = await buildApp({ ...deps, mounts, logger: opts.logger === false ? false : log });
   }
   const roleStarters = (asked: { health?: boolean; housekeeping?: boolean }) => {
     const starters: Array<[BackgroundRole, () => Promise<Omit<RunningRole, 'role'>>]> = [];

@@ -21,6 +21,8 @@ import { networkRoutes } from './network-lookups.js';
 import { METRICS_PREFIX, metricsRoutes } from './metrics.js';
 import { DASHBOARD_PREFIX } from '../domain/dashboard.js';
 import { dashboardRoutes } from './dashboard.js';
+import { EVENT_STREAM_TYPE } from './event-stream.js';
+import { statusWatchOf } from './status-watch.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,8 +38,6 @@ export interface Mount {
 }
 
 export interface AppOptions extends ApiDeps {
-  /** Turns a request's headers into its caller, or throws UNAUTHORIZED. */
-  authenticate(headers: Record<string, string | string[] | undefined>): Promise<RequestContext>;
   /** Extra plugins mounted at their own prefixes (the embedded identity, key manager…). */
   mounts?: Array<Mount>;
   publicUrl(): string;
@@ -51,12 +51,16 @@ function isPublicPath(url: string): boolean {
 }
 
 function acceptsJson(accept: string | undefined): boolean {
-  if (!accept || !accept.trim()) return true;
-  return accept.split(',').some((part) => {
-    const type = part.split(';')[0]!.trim().toLowerCase();
-    return type === '*/*' || type === 'application/*' || type === 'application/json' || !type.includes('/');
-  });
+  return accepts(accept, (type) => type === '*/*' || type === 'application/*' || type === 'application/json' || !type.includes('/'));
 }
+
+function accepts(accept: string | undefined, ok: (type: string) => boolean): boolean {
+  if (!accept || !accept.trim()) return true;
+  return accept.split(',').some((part) => ok(part.split(';')[0]!.trim().toLowerCase()));
+}
+
+/** The event streams (status-events.ts) also answer browsers' EventSource, which accepts only their type. */
+const acceptsEvents = (path: string, accept: string | undefined) => path.endsWith('/events') && accepts(accept, (type) => type === EVENT_STREAM_TYPE);
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -126,7 +130,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('x-openstack-request-id', req.id);
     const path = req.url.split('?')[0]!;
     if (ownProtocols.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return;
-    if (!acceptsJson(req.headers.accept)) throw apiError('NOT_ACCEPTABLE');
+    if (!acceptsJson(req.headers.accept) && !acceptsEvents(path, req.headers.accept)) throw apiError('NOT_ACCEPTABLE');
     if (isPublicPath(req.url)) return;
     req.ctx = await opts.authenticate(req.headers);
   });
@@ -148,6 +152,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
     return sendError(reply, apiError('ROUTE_NOT_FOUND'), identityUri());
   });
+
+  app.addHook('preClose', async () => statusWatchOf(opts.db.status).close());
 
   await app.register(versionRoutes(opts));
   for (const version of ['/v2', '/v2.0']) {

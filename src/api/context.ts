@@ -6,6 +6,7 @@ import type { NetworkService } from '../network/service.js';
 import type { JobSignal } from '../controller/signal.js';
 import type { KeyManager } from '../keymanager/index.js';
 import type { Registry } from 'prom-client';
+import type { RequestContext } from '../domain/context.js';
 
 export interface ApiDeps {
   readonly db: Db;
@@ -18,6 +19,8 @@ export interface ApiDeps {
   publicUrl(): string;
   /** Resolves the certificate references of listeners and pools. */
   readonly keyManager: KeyManager;
+  /** Turns a request's headers into its caller, or throws UNAUTHORIZED (streams ask again while they last). */
+  authenticate(headers: Record<string, string | string[] | undefined>): Promise<RequestContext>;
   /** Metrics of this process alone (the health manager's counters, where it runs here), served beside the database's. */
   readonly metrics: Registry;
 }

@@ -1,7 +1,7 @@
 /**
  * The routes of a load balancer's tree objects that are the same but for names: the two
  * reads, `GET /<plural>` (filtered, sorted and paged) and `GET /<plural>/<id>` (`fields`
- * applied), the update and delete around what each resource does, and all of them with its
+ * applied, `wait` held), the update and delete around what each resource does, and all of them with its
  * create (`treeRoutes`). The admin catalogs' routes are in catalog-routes.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -13,6 +13,10 @@ import type { RequestContext } from '../domain/context.js';
 import type { Static, TSchema } from '../domain/schema-kit.js';
 import type { Resource } from '../identity/policy.js';
 import { fieldsOf, listOwned, pickFields, type ListSpec } from './listing.js';
+import { loadWaiting } from './wait.js';
+
+/** Every tree object has an id and a provisioning status: its GET may `wait` (wait.ts). */
+type Waitable = { id: string; provisioning_status: string };
 
 /** Project-owned objects: the caller's, or every project's for admins and global readers; 404/403 as Octavia answers. */
 export interface TreeReads<Row> {
@@ -25,15 +29,16 @@ export interface TreeReads<Row> {
   render(rows: Row[], fields?: readonly string[] | null): Promise<Array<Record<string, unknown>>>;
 }
 
-export function treeReadRoutes<Row>(app: FastifyInstance, deps: ApiDeps, r: TreeReads<Row>): void {
+export function treeReadRoutes<Row extends Waitable>(app: FastifyInstance, deps: ApiDeps, r: TreeReads<Row>): void {
   const plural = r.path.slice(1);
   app.get(r.path, async (req) => {
     const { items, links } = await listOwned(deps, req, r.root, r.list, r.render);
     return { [plural]: items, [`${plural}_links`]: links };
   });
 
-  app.get<{ Params: { id: string } }>(`${r.path}/:id`, async (req) => {
-    const [view] = await r.render([await r.load(deps, req.ctx, req.params.id, 'get_one')]);
+  app.get<{ Params: { id: string } }>(`${r.path}/:id`, async (req, reply) => {
+    const row = await loadWaiting(deps, req, reply, r.list.table, () => r.load(deps, req.ctx, req.params.id, 'get_one'));
+    const [view] = await r.render([row]);
     return { [r.root]: pickFields(view!, fieldsOf(req)) };
   });
 }
@@ -88,7 +93,7 @@ export interface TreeRoutes<Row, C extends TSchema, U extends TSchema> extends O
   remove(trx: Transaction<Database>, row: Row, req: FastifyRequest): Promise<void>;
 }
 
-export function treeRoutes<Row, C extends TSchema, U extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeRoutes<Row, C, U>): void {
+export function treeRoutes<Row extends Waitable, C extends TSchema, U extends TSchema>(app: FastifyInstance, deps: ApiDeps, r: TreeRoutes<Row, C, U>): void {
   treeReadRoutes(app, deps, { ...r, render: (rows, fields) => r.render(deps.db.kysely, rows, fields) });
   app.post(r.path, { schema: { body: r.createBody } }, async (req, reply) => reply.code(201).send({ [r.root]: await r.create(req.body as Static<C>, req) }));
   treeUpdateRoute(app, deps, { ...r, schema: r.updateBody });

@@ -6,6 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { openPostgresPool, type ClosablePool } from '../db/postgres-pool.js';
+import { PgListener } from '../db/pg-listener.js';
 
 export interface JobSignal {
   /** Called after the enqueuing transaction commits. */
@@ -48,59 +49,27 @@ export class LocalJobSignal implements JobSignal {
   }
 }
 
-/** How long a lost LISTEN connection waits before it is opened again. */
-const RELISTEN_MS = 1_000;
-
 export class PostgresJobSignal extends LocalJobSignal {
-  private listener: import('pg').Client | undefined;
-  private closed = false;
-  private retry: NodeJS.Timeout | undefined;
+  private listener: PgListener | undefined;
 
-  private constructor(
-    private readonly url: string,
-    private readonly sender: ClosablePool,
-  ) {
+  private constructor(private readonly sender: ClosablePool) {
     super();
   }
 
+  /**
+   * A LISTEN connection the server drops is opened again (PgListener); until then workers fall
+   * back on their re-scan timer, and they re-scan once it is back.
+   */
   static async connect(url: string): Promise<PostgresJobSignal> {
-    const s = new PostgresJobSignal(url, await openPostgresPool(url, 1));
+    const s = new PostgresJobSignal(await openPostgresPool(url, 1));
     try {
-      await s.listen();
+      const wake = () => s.emitter.emit('job');
+      s.listener = await PgListener.open(url, CHANNEL, { notified: wake, resumed: wake });
     } catch (e) {
       await s.close();
       throw e;
     }
     return s;
-  }
-
-  /**
-   * A LISTEN connection the server drops (a restart, a failover) is opened again; until then
-   * workers fall back on their re-scan timer, and they re-scan once it is back, since
-   * notifications sent meanwhile are lost.
-   */
-  private async listen(): Promise<void> {
-    const pg = await import('pg');
-    const listener = new pg.default.Client({ connectionString: this.url });
-    listener.on('error', () => this.lost(listener));
-    listener.on('end', () => this.lost(listener));
-    listener.on('notification', () => this.emitter.emit('job'));
-    this.listener = listener;
-    try {
-      await listener.connect();
-      await listener.query(`LISTEN ${CHANNEL}`);
-    } catch (e) {
-      this.lost(listener);
-      throw e;
-    }
-  }
-
-  private lost(listener: import('pg').Client): void {
-    if (this.listener !== listener) return;
-    this.listener = undefined;
-    listener.end().catch(() => undefined);
-    if (this.closed) return;
-    this.retry = setTimeout(() => this.listen().then(() => this.emitter.emit('job'), () => undefined), RELISTEN_MS);
   }
 
   override notify(): void {
@@ -109,11 +78,7 @@ export class PostgresJobSignal extends LocalJobSignal {
   }
 
   override async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
     await super.close();
-    const listener = this.listener;
-    this.listener = undefined;
-    await Promise.all([listener?.end().catch(() => undefined), this.sender.end()]);
+    await Promise.all([this.listener?.close(), this.sender.end()]);
   }
 }

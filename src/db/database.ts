@@ -6,12 +6,15 @@ import { FileMigrationProvider, Kysely, Migrator, PostgresDialect, SqliteDialect
 import type { Database } from './schema.js';
 import { openPostgresPool } from './postgres-pool.js';
 import { withFastStatements } from './sqlite-statements.js';
+import { postgresStatusFeed, sqliteStatusFeed, type StatusFeed } from './status-feed.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: Dialect;
+  /** Status changes of load balancer trees, as the database announces them. */
+  readonly status: StatusFeed;
   close(): Promise<void>;
 }
 
@@ -27,10 +30,13 @@ export async function openDatabase(url: string): Promise<Db> {
     // Kysely's destroy() would end the pool without waiting for its connections to close: it gets
     // a pool whose end is a no-op, and close() ends the real one with end(), which waits.
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: () => Promise.resolve() } }) });
+    const status = postgresStatusFeed(url);
     return {
       kysely,
       dialect: 'postgres',
+      status,
       async close() {
+        await status.close();
         await kysely.destroy();
         await end();
       },
@@ -44,7 +50,16 @@ export async function openDatabase(url: string): Promise<Db> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = OFF');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withFastStatements(sqlite) }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  const status = sqliteStatusFeed(sqlite);
+  return {
+    kysely,
+    dialect: 'sqlite',
+    status,
+    async close() {
+      await status.close();
+      await kysely.destroy();
+    },
+  };
 }
 
 /** Brings the schema to the newest version; a lock table keeps concurrent starters apart. */

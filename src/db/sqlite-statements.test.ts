@@ -31,3 +31,12 @@ test('writes and RETURNING go through, and a statement is prepared once per text
   assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(db)).rows, [{ one: 1 }]);
   await db.destroy();
 });
+
+test('a statement with a page-long list of parameters is not kept, a short one is', () => {
+  const { fast } = pair();
+  const short = `select * from t where id in (${Array(32).fill('?').join(', ')})`;
+  const long = `select * from t where id in (${Array(33).fill('?').join(', ')})`;
+  assert.equal(fast.prepare(short), fast.prepare(short));
+  assert.notEqual(fast.prepare(long), fast.prepare(long));
+  assert.deepEqual(fast.prepare(long).all([1, ...Array(32).fill(0)]), [{ id: 1, name: 'a', n: 1.5, b: Buffer.from([0, 255]), x: null }]);
+});

@@ -47,6 +47,14 @@ export const Pagination = { maxLimit: 1000 } as const;
 /** `GET /v2/ostia/failovers`: the newest jobs it lists unless `limit` says otherwise, and the most it lists. */
 export const FailoverHistoryLimit = { default: 100, max: 1000 } as const;
 
+/**
+ * Waiting without polling (Ostia extensions): the most seconds a `GET …?wait=N` holds its answer
+ * (below the 60 s idle timeout of common proxies), how often an event stream sends a keep-alive
+ * comment, and how often it checks its caller's token again, so a revoked or expired token ends
+ * the stream as it would fail a GET.
+ */
+export const StatusWaiting = { maxWaitSeconds: 55, keepAliveSeconds: 15, revalidateSeconds: 60 } as const;
+
 /** Octavia's oslo max_request_body_size. */
 export const MaxRequestBodyBytes = 114688;
 

@@ -33,6 +33,7 @@ export const errorCatalog = {
   INVALID_FILTER: { status: 400, template: 'One or more arguments are either duplicate or invalid' },
   INVALID_LIMIT: { status: 400, template: "Supplied pagination limit '%s' is not valid." },
   INVALID_MARKER: { status: 400, template: "Supplied pagination marker '%s' is not valid." },
+  INVALID_WAIT: { status: 400, template: "Supplied wait '%s' is not valid: give whole seconds from 0 to %s." },
   INVALID_SORT_KEY: { status: 400, template: "Supplied sort key '%s' is not valid." },
   INVALID_SORT_DIR: { status: 400, template: "Supplied sort direction '%s' is not valid." },
   PROVIDER_NOT_ENABLED: { status: 400, template: "Provider '%s' is not enabled." },

@@ -17,13 +17,14 @@ import { listenerRoutes } from './listeners.js';
 import { poolRoutes } from './pools.js';
 import { memberRoutes } from './members.js';
 import { ostiaExtensionRoutes } from './ostia-extensions.js';
+import { loadBalancerEventRoutes, projectEventRoutes } from './status-events.js';
 
 type Plugin = (deps: ApiDeps) => FastifyPluginAsync;
 
-export const resourcePlugins: readonly Plugin[] = [loadBalancerRoutes, loadBalancerStatusRoutes, quotaRoutes, providerRoutes, flavorRoutes, flavorProfileRoutes, availabilityZoneRoutes, availabilityZoneProfileRoutes, healthMonitorRoutes, l7PolicyRoutes, l7RuleRoutes, listenerRoutes, poolRoutes, memberRoutes];
+export const resourcePlugins: readonly Plugin[] = [loadBalancerRoutes, loadBalancerStatusRoutes, loadBalancerEventRoutes, quotaRoutes, providerRoutes, flavorRoutes, flavorProfileRoutes, availabilityZoneRoutes, availabilityZoneProfileRoutes, healthMonitorRoutes, l7PolicyRoutes, l7RuleRoutes, listenerRoutes, poolRoutes, memberRoutes];
 
 /** Mounted under /v2[.0]/octavia (admin amphora API). */
 export const octaviaPlugins: readonly Plugin[] = [amphoraRoutes];
 
 /** Mounted under /v2[.0]/ostia: Ostia's own extensions, which Octavia does not have. */
-export const ostiaPlugins: readonly Plugin[] = [ostiaExtensionRoutes];
+export const ostiaPlugins: readonly Plugin[] = [ostiaExtensionRoutes, projectEventRoutes];

@@ -4,6 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { L7RuleCreateBody, L7RuleUpdateBody } from '../../domain/schemas/l7rule.js';
 import type { Static } from '../../domain/schema-kit.js';
 import { authorize } from '../../identity/policy.js';
+import { loadWaiting } from '../wait.js';
 import { listWithin, pickFields, fieldsOf, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { renderL7Rules } from '../views/l7rule.js';
 import type { L7RuleRow } from '../../db/records/l7rule.js';
@@ -32,9 +33,9 @@ export const l7RuleRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     return { rules: items, rules_links: links };
   });
 
-  app.get<Params>('/l7policies/:policyId/rules/:id', async (req) => {
+  app.get<Params>('/l7policies/:policyId/rules/:id', async (req, reply) => {
     const { policy } = await policyOfPath(deps, req.params.policyId);
-    const row = await ruleFor(deps, req.ctx, policy.id, req.params.id, 'get_one');
+    const row = await loadWaiting(deps, req, reply, 'l7rule', () => ruleFor(deps, req.ctx, policy.id, req.params.id, 'get_one'));
     return { rule: pickFields(await render(row), fieldsOf(req)) };
   });
 

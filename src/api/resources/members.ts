@@ -4,6 +4,7 @@ import type { ApiDeps } from '../context.js';
 import { Type, decodeField, type Static } from '../../domain/schema-kit.js';
 import { MemberBatchBody, MemberCreateBody, MemberUpdateBody } from '../../domain/schemas/member.js';
 import { authorize } from '../../identity/policy.js';
+import { loadWaiting } from '../wait.js';
 import { listWithin, pickFields, fieldsOf, treeObjectAttributes, type ListSpec } from '../listing.js';
 import { renderMembers } from '../views/member.js';
 import type { MemberRow } from '../../db/records/member.js';
@@ -31,10 +32,13 @@ export const memberRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) =
     return { members: items, members_links: links };
   });
 
-  app.get<MemberParams>('/pools/:pool_id/members/:id', async (req) => {
+  app.get<MemberParams>('/pools/:pool_id/members/:id', async (req, reply) => {
     const pool = await poolOfPath(deps, req.params.pool_id);
-    const row = await memberOf(deps, pool, req.params.id);
-    authorize(req.ctx, 'member', 'get_one', pool.project_id);
+    const row = await loadWaiting(deps, req, reply, 'member', async () => {
+      const member = await memberOf(deps, pool, req.params.id);
+      authorize(req.ctx, 'member', 'get_one', pool.project_id);
+      return member;
+    });
     const [view] = await renderMembers(db.kysely, [row]);
     return { member: pickFields(view!, fieldsOf(req)) };
   });

@@ -16,7 +16,7 @@ import { authorizeOwnedList, listedProject } from '../listing.js';
 import { failoverHistory } from '../views/failovers.js';
 
 /** The query's values, the last of a repeated key (as lists read them); a key not in `known` is refused as a list refuses an unknown filter. */
-function queryOf<K extends string>(req: FastifyRequest, known: readonly K[]): Partial<Record<K, string>> {
+export function queryOf<K extends string>(req: FastifyRequest, known: readonly K[]): Partial<Record<K, string>> {
   const values: Partial<Record<K, string>> = {};
   for (const [key, value] of Object.entries(req.query as Record<string, string | string[]>)) {
     if (!(known as readonly string[]).includes(key)) throw apiError('INVALID_FILTER');

@@ -13,7 +13,12 @@ const none = ['-'];
  * last certificate change was rolled back (`status_reason`), and the load balancer's own
  * `status_reason` (why it is in ERROR, or what a change it kept serving through refused).
  */
-export async function statusTree(db: Kysely<Database>, lb: { id: string; name: string; operating_status: string; provisioning_status: string; status_reason: string | null }) {
+export async function statusTree(
+  db: Kysely<Database>,
+  lb: { id: string; name: string; operating_status: string; provisioning_status: string; status_reason: string | null },
+  // An event stream sends the tree when a status changes; counters change all the time.
+  { stats: withStats = true }: { stats?: boolean } = {},
+) {
   const listeners = await db.selectFrom('listener').select(['id', 'name', 'operating_status', 'provisioning_status', 'default_pool_id', 'status_reason']).where('load_balancer_id', '=', lb.id).orderBy('created_at').orderBy('id').execute();
   const pools = await db.selectFrom('pool').select(['id', 'name', 'operating_status', 'provisioning_status']).where('load_balancer_id', '=', lb.id).execute();
   const poolIds = pools.length ? pools.map((p) => p.id) : none;
@@ -39,7 +44,7 @@ export async function statusTree(db: Kysely<Database>, lb: { id: string; name: s
       .where('role', 'in', [...ServedCertificateRoles])
       .groupBy('object_id')
       .execute(),
-    statsByListener(db, listeners.map((l) => l.id)),
+    withStats ? statsByListener(db, listeners.map((l) => l.id)) : undefined,
   ]);
   const now = new Date();
   const notAfter = new Map(expiries.map((e) => [e.object_id, e.not_after]));
@@ -77,7 +82,7 @@ export async function statusTree(db: Kysely<Database>, lb: { id: string; name: s
           name: l.name,
           operating_status: l.operating_status,
           provisioning_status: l.provisioning_status,
-          stats: stats.get(l.id)!,
+          ...(stats ? { stats: stats.get(l.id)! } : {}),
           ...(served ? { certificate: served } : {}),
           ...(l.status_reason !== null ? { status_reason: l.status_reason } : {}),
           pools: [...new Set(ids)].map(poolTree).filter((p) => p !== undefined),

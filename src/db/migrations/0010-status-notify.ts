@@ -1,0 +1,13 @@
+import { PostgresAdapter, type Kysely } from 'kysely';
+import { createPostgresStatusTriggers, dropPostgresStatusTriggers } from '../status-triggers.js';
+
+/** PostgreSQL announces status changes itself (status-triggers.ts); SQLite's triggers are each connection's own. */
+const onPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  if (onPostgres(db)) await createPostgresStatusTriggers(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  if (onPostgres(db)) await dropPostgresStatusTriggers(db);
+}
