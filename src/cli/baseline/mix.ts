@@ -79,15 +79,21 @@ export interface MixResult extends Measurements {
 }
 
 const ACTIVE_TIMEOUT_MS = 180_000;
-const ACTIVE_POLL_MS = 250;
+/**
+ * Waits are the API's own (`GET …?wait=N`, held while PENDING_*), short enough that Ctrl-C
+ * is seen between them.
+ */
+const HELD = 'wait=5';
 const FIRST_ANSWER_TIMEOUT_MS = 30_000;
 const DELETE_TIMEOUT_MS = 60_000;
 const BACKENDS = 2;
 
+const interrupted = () => new CliError('interrupted', 'Everything the baseline made is being deleted.', 130);
+
 /** A pause that SIGINT ends at once. */
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    const abort = () => (clearTimeout(t), reject(new CliError('interrupted', 'Everything the baseline made is being deleted.', 130)));
+    const abort = () => (clearTimeout(t), reject(interrupted()));
     const t = setTimeout(() => (signal.removeEventListener('abort', abort), resolve()), ms);
     signal.addEventListener('abort', abort, { once: true });
   });
@@ -108,12 +114,12 @@ interface LoadBalancer {
 async function waitActive(o: MixOptions, id: string): Promise<LoadBalancer> {
   const deadline = Date.now() + ACTIVE_TIMEOUT_MS;
   for (;;) {
-    const { loadbalancer } = await o.session.json<{ loadbalancer: LoadBalancer & { provisioning_status: string } }>('GET', `/v2/lbaas/loadbalancers/${id}`);
+    const { loadbalancer } = await o.session.json<{ loadbalancer: LoadBalancer & { provisioning_status: string } }>('GET', `/v2/lbaas/loadbalancers/${id}?${HELD}`);
     if (loadbalancer.provisioning_status === 'ACTIVE') return loadbalancer;
     if (loadbalancer.provisioning_status === 'ERROR')
       throw new CliError(`load balancer ${id} of the baseline went to ERROR`, `See why with 'ostia trace ${id}' (it is deleted now); fix that, then run the baseline again.`);
     if (Date.now() > deadline) throw new CliError(`load balancer ${id} of the baseline is still ${loadbalancer.provisioning_status} after ${ACTIVE_TIMEOUT_MS / 1000} s`, 'Check that the worker runs (ostia up runs one) and its log.');
-    await sleep(ACTIVE_POLL_MS, o.signal);
+    if (o.signal.aborted) throw interrupted();
   }
 }
 
@@ -123,11 +129,11 @@ async function deleteLoadBalancer(o: MixOptions, id: string): Promise<void> {
     const r = await o.session.request('DELETE', `/v2/lbaas/loadbalancers/${id}?cascade=true`);
     if (r.status === 204 || r.status === 404) break;
     if (r.status !== 409 || Date.now() > deadline) throw new Error(`DELETE load balancer ${id}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
-    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
+    // Refused while a change is pending: until it is not.
+    await o.session.request('GET', `/v2/lbaas/loadbalancers/${id}?${HELD}`);
   }
-  while ((await o.session.request('GET', `/v2/lbaas/loadbalancers/${id}`)).status !== 404) {
+  while ((await o.session.request('GET', `/v2/lbaas/loadbalancers/${id}?${HELD}`)).status !== 404) {
     if (Date.now() > deadline) throw new Error(`load balancer ${id} not gone ${DELETE_TIMEOUT_MS / 1000} s after its delete`);
-    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
   }
 }
 
