@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { QuotaResources } from './domain/defaults.js';
+import { QuotaResources, StatusWaiting } from './domain/defaults.js';
 import { isIpAddress, parseCidr, parseHostPort } from './domain/net.js';
 import { PolicyModes } from './domain/context.js';
 import { HEARTBEAT_MIN_INTERVAL_MS, VRRP_ADVERT_INTERVAL_MS } from './domain/amphora-config.js';
@@ -92,6 +92,8 @@ const ConfigSchema = Closed({
     allowPingHealthMonitors: Type.Boolean(),
     /** Which of Octavia's RBAC policies applies (src/identity/policy.ts); ignored under noauth, where every caller is admin. */
     policy: Type.Union(PolicyModes.map((m) => Type.Literal(m))),
+    /** How often an event stream checks its caller's token again (a revoked or expired one ends it). */
+    eventStreamRecheckSeconds: Type.Integer({ minimum: 1 }),
   }),
   identity: Closed({
     /** testing: Octavia's auth_strategy of that name, the caller's project and roles taken from headers; for tests only. */
@@ -298,6 +300,7 @@ export function defaultConfig(dataDir: string): Config {
       allowPrometheusListeners: true,
       allowPingHealthMonitors: true,
       policy: 'advanced',
+      eventStreamRecheckSeconds: StatusWaiting.recheckSeconds,
     },
     identity: {
       mode: 'embedded',

@@ -6,10 +6,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startHarness, admin, memberA, memberB, readerA, PROJECT_A, type Caller, type Harness } from './support/harness.js';
 import { EventStreamClient, type StreamEvent } from '../src/tools/event-stream-client.js';
 import { VIP_SUBNET_ID } from '../src/config.js';
 import type { ProvisioningStatus } from '../src/domain/enums.js';
+import { tempDir } from './support/amphora-fixtures.js';
+import { startOstia } from './support/ostia-process.js';
 
 const EVENT_TIMEOUT_MS = 20_000;
 
@@ -143,5 +147,25 @@ describe('waiting and event streams', () => {
     assert.equal(stream.status, 200);
     assert.match(stream.headers.get('content-type')!, /^text\/event-stream/);
     await stream.body!.cancel();
+  });
+});
+
+describe('an event stream and its caller\'s token', () => {
+  it('ends with the 401 a GET would get once the token is revoked', { timeout: 120_000 }, async (t) => {
+    const dir = tempDir('events-token');
+    t.after(() => dir.remove());
+    const config = join(dir.path, 'ostia.json');
+    writeFileSync(config, JSON.stringify({ api: { enabledProviders: ['noop'], defaultProvider: 'noop', eventStreamRecheckSeconds: 1 } }));
+    const ostia = await startOstia({ extraArgs: ['--config', config] });
+    t.after(() => ostia.stop());
+    const token = await ostia.token('ostia-demo');
+    const stream = await EventStreamClient.open(`${ostia.url}/v2/ostia/events`, { 'x-auth-token': token });
+    t.after(() => stream.close());
+    assert.equal((await stream.next(EVENT_TIMEOUT_MS)).event, 'ready');
+    const revoked = await fetch(`${ostia.url}/identity/v3/auth/tokens`, { method: 'DELETE', headers: { 'x-auth-token': token, 'x-subject-token': token } });
+    assert.equal(revoked.status, 204, await revoked.text());
+    const last = await stream.until((e) => e.event === 'error', EVENT_TIMEOUT_MS);
+    assert.equal((last.data as { error: { code: number } }).error.code, 401, JSON.stringify(last.data));
+    await assert.rejects(stream.next(EVENT_TIMEOUT_MS), /ended/);
   });
 });

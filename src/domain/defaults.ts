@@ -50,10 +50,11 @@ export const FailoverHistoryLimit = { default: 100, max: 1000 } as const;
 /**
  * Waiting without polling (Ostia extensions): the most seconds a `GET …?wait=N` holds its answer
  * (below the 60 s idle timeout of common proxies), how often an event stream sends a keep-alive
- * comment, and how often it checks its caller's token again, so a revoked or expired token ends
- * the stream as it would fail a GET.
+ * comment, and how often it checks its caller's token again unless configured otherwise
+ * (`api.eventStreamRecheckSeconds`), so a revoked or expired token ends the stream as it would
+ * fail a GET.
  */
-export const StatusWaiting = { maxWaitSeconds: 55, keepAliveSeconds: 15, revalidateSeconds: 60 } as const;
+export const StatusWaiting = { maxWaitSeconds: 55, keepAliveSeconds: 15, recheckSeconds: 60 } as const;
 
 /** Octavia's oslo max_request_body_size. */
 export const MaxRequestBodyBytes = 114688;

@@ -4,7 +4,7 @@
  * in it changes, and `GET /ostia/events[?project_id=]` every load balancer of a project (or, for
  * those who may list every project, of all of them) whose statuses change. Each is authorized
  * as its GET is (`/status`, the list of load balancers), and again every
- * StatusWaiting.revalidateSeconds with the caller's token, so a token that expires or is revoked
+ * `api.eventStreamRecheckSeconds` with the caller's token, so a token that expires or is revoked
  * ends the stream with the error its GET would get.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -36,7 +36,8 @@ interface StreamPlan {
 async function runStream(deps: ApiDeps, req: FastifyRequest, reply: FastifyReply, bell: Doorbell, stop: () => void, plan: StreamPlan): Promise<void> {
   const stream = new EventStream(deps, reply);
   let keepAliveAt = Date.now() + StatusWaiting.keepAliveSeconds * 1000;
-  let recheckAt = Date.now() + StatusWaiting.revalidateSeconds * 1000;
+  const recheckMs = deps.config.api.eventStreamRecheckSeconds * 1000;
+  let recheckAt = Date.now() + recheckMs;
   try {
     let rang = true;
     while (!stream.closed.aborted) {
@@ -44,7 +45,7 @@ async function runStream(deps: ApiDeps, req: FastifyRequest, reply: FastifyReply
       rang = await bell.next(Math.min(keepAliveAt, recheckAt) - Date.now(), stream.closed);
       const now = Date.now();
       if (now >= recheckAt) {
-        recheckAt = now + StatusWaiting.revalidateSeconds * 1000;
+        recheckAt = now + recheckMs;
         plan.recheck(await deps.authenticate(req.headers));
       }
       if (now >= keepAliveAt) {
