@@ -11,6 +11,7 @@
  *
  *   npm run build && node dist/bench/events.js [--watchers 1000] [--changes 100] [--cpu-seconds 60] [--json]
  */
+import { setMaxListeners } from 'node:events';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import SQLite from '@rocicorp/zero-sqlite3';
@@ -175,8 +176,15 @@ async function withStreams<T>(api: Api, lbs: Lb[], body: () => Promise<T>): Prom
   }
 }
 
-async function withPollers<T>(api: Api, lbs: Lb[], body: () => Promise<T>): Promise<T> {
+/** One signal ends every client's loop: each request in flight listens to it. */
+function clientsAbort(): AbortController {
   const abort = new AbortController();
+  setMaxListeners(0, abort.signal);
+  return abort;
+}
+
+async function withPollers<T>(api: Api, lbs: Lb[], body: () => Promise<T>): Promise<T> {
+  const abort = clientsAbort();
   const loops = lbs.map(async (lb, i) => {
     // Spread over the second, as independent clients are.
     await new Promise((r) => setTimeout(r, (i * POLL_MS) / lbs.length));
@@ -202,7 +210,7 @@ async function withHeldWaits<T>(ostia: OstiaProcess, api: Api, lbs: Lb[], body: 
   db.pragma('busy_timeout = 5000');
   const set = (status: string) => db.prepare(`UPDATE load_balancer SET provisioning_status = ? WHERE id IN (${lbs.map(() => '?').join(',')})`).run(status, ...lbs.map((l) => l.id));
   set('PENDING_UPDATE');
-  const abort = new AbortController();
+  const abort = clientsAbort();
   const loops = lbs.map(async (lb) => {
     while (!abort.signal.aborted) {
       const res = await fetch(`${api.base}/v2/lbaas/loadbalancers/${lb.id}?wait=${HELD_SECONDS}`, { headers: api.headers, signal: abort.signal }).catch(() => null);
