@@ -220,7 +220,8 @@ describe('the dashboard in a real browser', { skip: unmet('chromium') || unmet('
     const perPath = new Map<string, number>();
     for (const p of requests) perPath.set(p, (perPath.get(p) ?? 0) + 1);
     const statusPath = `/v2/lbaas/loadbalancers/${id}/status`;
-    assert.ok((perPath.get(statusPath) ?? 0) >= 3, `the status tree was asked again and again: ${JSON.stringify([...perPath])}`);
+    // The project's event stream says when a status changed; the tree is read again then (and at a slow pace for counters).
+    assert.ok((perPath.get(statusPath) ?? 0) >= 1, `the status tree was read again after the change: ${JSON.stringify([...perPath])}`);
     // The lists below the graph are read again only when the tree shows a change, never polled per object.
     const polled = [...perPath].filter(([path, n]) => path !== statusPath && n > 1);
     assert.deepEqual(polled, [], 'nothing but the status tree is asked more than once');
