@@ -222,6 +222,24 @@ const ConfigSchema = Closed({
     concurrency: Type.Integer({ minimum: 1 }),
   }),
   log: Closed({ level: Type.String() }),
+  /** Managed certificates (listeners' acme_domains), ordered by the housekeeper: providers/amphora/acme/. */
+  acme: Closed({
+    /** The ACME directory (RFC 8555), e.g. Let's Encrypt's https://acme-v02.api.letsencrypt.org/directory; empty: acme_domains is refused. */
+    directoryUrl: Type.String(),
+    /** A PEM file of the CAs the directory's HTTPS certificate chains to, for a private ACME server; empty: Node's own list. */
+    caFile: Type.String(),
+    /** The account's contact (an e-mail address), or empty. */
+    email: Type.String(),
+    /** A certificate is renewed once this fraction of its lifetime has passed (Let's Encrypt advises 2/3). */
+    renewAtFraction: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
+    /** After a failed attempt the next waits this, doubled for each failure in a row, up to retryMaxSeconds. */
+    retryMinSeconds: Type.Integer({ minimum: 1 }),
+    retryMaxSeconds: Type.Integer({ minimum: 1 }),
+    /** How often the housekeeper looks for certificates to order. */
+    checkIntervalSeconds: Type.Integer({ minimum: 1 }),
+    /** How long one order may take (validation, finalization, download) before it counts as failed. */
+    orderTimeoutSeconds: Type.Integer({ minimum: 10 }),
+  }),
   keyManager: Closed({
     /** embedded: the Barbican v1 subset at /key-manager; external: a real Barbican. */
     mode: Type.Union([Type.Literal('embedded'), Type.Literal('external')]),
@@ -371,6 +389,7 @@ export function defaultConfig(dataDir: string): Config {
     ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
     worker: { leaseSeconds: 30, adoptCheckSeconds: 1, concurrency: 8 },
     log: { level: 'info' },
+    acme: { directoryUrl: '', caFile: '', email: '', renewAtFraction: 2 / 3, retryMinSeconds: 60, retryMaxSeconds: 3600, checkIntervalSeconds: 60, orderTimeoutSeconds: 300 },
     keyManager: {
       mode: 'embedded',
       encryptionKey: '',

@@ -168,7 +168,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
       ]);
     if (asked.health && ovnProviderEnabled(config))
       starters.push(['ovn health', async () => (await import('./providers/ovn/roles.js')).startOvnHealth(db, config, ovn.load, log.child({ role: 'health', provider: 'ovn' }))]);
-    if (asked.housekeeping) starters.push(['amphora housekeeping', async () => startAmphoraHousekeeping(db, config, log.child({ role: 'housekeeping' }), await amphora())]);
+    if (asked.housekeeping) starters.push(['amphora housekeeping', async () => startAmphoraHousekeeping(db, config, log.child({ role: 'housekeeping' }), await amphora(), signal, enqueue)]);
     return starters;
   };
   const worker = opts.worker

@@ -19,6 +19,8 @@ export interface AgentLayout {
   heartbeatState: string;
   /** Certificates with their keys, CA bundles and CRLs (../haproxy/tls-files.ts): owner-only. */
   tlsDir: string;
+  /** ACME HTTP-01 challenges answered on port 80 of the VIP: token → key authorization (./acme-challenges.ts). */
+  acmeMap: string;
 }
 
 export function agentLayout(dir: string): AgentLayout {
@@ -40,6 +42,7 @@ export function agentLayout(dir: string): AgentLayout {
     appliedConfig: join(dir, 'applied-config.json'),
     heartbeatState: join(dir, 'heartbeat-state.json'),
     tlsDir: join(dir, 'tls'),
+    acmeMap: join(dir, 'acme-challenges.map'),
   };
 }
 
@@ -58,5 +61,5 @@ export function longestSocketPath(amphoraeRoot: string): string {
 /** What the renderer writes into haproxy.cfg's global section. */
 export function renderPaths(layout: AgentLayout): HaproxyPaths {
   const { stateFile, statsSocket, pidFile } = layout.haproxy;
-  return { stateFile, statsSocket, pidFile, tlsDir: layout.tlsDir };
+  return { stateFile, statsSocket, pidFile, tlsDir: layout.tlsDir, acmeMap: layout.acmeMap };
 }

@@ -17,6 +17,7 @@ import { violations } from './typed-check.js';
 import { ConfigApplier } from './apply.js';
 import { agentLayout } from './layout.js';
 import { buildAgentServer } from './server.js';
+import { AcmeChallenges } from './acme-challenges.js';
 import { UdpBalancer } from './udp/udp-balancer.js';
 
 const BootConfigSchema = Type.Object({
@@ -78,6 +79,8 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   const vrrp = new Vrrp({ files: layout.keepalived, haproxyRunning: () => haproxy.running, statsSocket: layout.haproxy.statsSocket, log: say });
   const udp = new UdpBalancer(say);
   const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say, udp });
+  // Before the restored configuration starts HAProxy: it may name the map.
+  const acmeChallenges = new AcmeChallenges(layout.acmeMap, () => (haproxy.running && applier.applied?.acmeHttp01 ? haproxy.runtime : null));
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({
@@ -97,6 +100,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     applier,
     haproxy,
     haproxyVersion,
+    acmeChallenges,
     logger: log,
   });
   try {

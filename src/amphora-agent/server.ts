@@ -9,6 +9,8 @@
  *   PUT /1.0/config        apply an AmphoraConfig → {version, applied: reload|runtime|unchanged}
  *   GET /1.0/stats         what HAProxy reports, by listener/pool/member id, absolute counters
  *   PUT /1.0/certificate   {pem: server cert + its key}: rotate the agent's own certificate
+ *   PUT /1.0/acme-challenges/{token}     {keyAuthorization}: answer an ACME HTTP-01 challenge on port 80
+ *   DELETE /1.0/acme-challenges/{token}  stop answering it
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -20,6 +22,9 @@ import { writeFileAtomically } from './atomic-file.js';
 import type { HaproxyProcess } from './haproxy/process.js';
 import { snapshotFromStats } from './heartbeat.js';
 import { ApplyError, type ConfigApplier } from './apply.js';
+import { AcmeChallenge } from '../domain/amphora-config.js';
+import { AcmeChallengeError, type AcmeChallenges } from './acme-challenges.js';
+import { violations } from './typed-check.js';
 
 export const AGENT_API_VERSION = '1.0';
 /** Large enough for a load balancer with thousands of members. */
@@ -37,6 +42,7 @@ export interface AgentServerOptions {
   applier: ConfigApplier;
   haproxy: HaproxyProcess;
   haproxyVersion: string;
+  acmeChallenges: AcmeChallenges;
   logger?: Logger;
 }
 
@@ -66,6 +72,7 @@ export function buildAgentServer(opts: AgentServerOptions): FastifyInstance<Serv
 
   app.setErrorHandler((error, _request, reply) => {
     if (error instanceof ApplyError || error instanceof AgentError) return reply.code(error.status).send({ error: error.message, details: error.details });
+    if (error instanceof AcmeChallengeError) return reply.code(409).send({ error: error.message, details: null });
     const status = (error as { statusCode?: number }).statusCode;
     // Fastify's own refusals (bad JSON, body too large, wrong content type) carry their status.
     if (status && status >= 400 && status < 500) return reply.code(status).send({ error: (error as Error).message, details: null });
@@ -104,6 +111,19 @@ export function buildAgentServer(opts: AgentServerOptions): FastifyInstance<Serv
     // New handshakes use the new certificate; established connections keep theirs.
     app.server.setSecureContext(secureContextOptions(opts.tls));
     return { notAfter: identity.notAfter };
+  });
+
+  app.put<{ Params: { token: string } }>('/1.0/acme-challenges/:token', async (request, reply) => {
+    const challenge = { token: request.params.token, keyAuthorization: (request.body as { keyAuthorization?: unknown } | undefined)?.keyAuthorization };
+    const problems = violations(AcmeChallenge, challenge);
+    if (problems.length) throw new AgentError(400, 'invalid ACME challenge', problems.join('\n'));
+    await opts.acmeChallenges.set(challenge as AcmeChallenge);
+    return reply.code(204).send();
+  });
+
+  app.delete<{ Params: { token: string } }>('/1.0/acme-challenges/:token', async (request, reply) => {
+    await opts.acmeChallenges.remove(request.params.token);
+    return reply.code(204).send();
   });
 
   return app;

@@ -73,7 +73,7 @@ const IDENTITY_ERROR = 'ERR_AMPHORA_IDENTITY';
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ETIMEDOUT', 'ETIMEOUT']);
 
 /** The agent calls the flows and housekeeping make. */
-export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'close'>;
+export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'putAcmeChallenge' | 'deleteAcmeChallenge' | 'close'>;
 
 export class AgentClient {
   private readonly agent: https.Agent;
@@ -119,6 +119,15 @@ export class AgentClient {
   /** Rotation: `pem` is the new server certificate followed by its private key. */
   async putCertificate(pem: string, signal?: AbortSignal): Promise<void> {
     await this.call('PUT', '/certificate', { pem }, signal);
+  }
+
+  /** Port 80 of the VIP answers `token` with `keyAuthorization` (ACME HTTP-01) until deleteAcmeChallenge. */
+  async putAcmeChallenge(token: string, keyAuthorization: string, signal?: AbortSignal): Promise<void> {
+    await this.call('PUT', `/acme-challenges/${encodeURIComponent(token)}`, { keyAuthorization }, signal);
+  }
+
+  async deleteAcmeChallenge(token: string, signal?: AbortSignal): Promise<void> {
+    await this.call('DELETE', `/acme-challenges/${encodeURIComponent(token)}`, undefined, signal);
   }
 
   /**

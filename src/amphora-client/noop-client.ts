@@ -27,5 +27,9 @@ export class NoopAgentClient implements AgentApi {
 
   async putCertificate(): Promise<void> {}
 
+  async putAcmeChallenge(): Promise<void> {}
+
+  async deleteAcmeChallenge(): Promise<void> {}
+
   close(): void {}
 }

@@ -3,6 +3,7 @@
  * conversion between them live in `records/`; this is Kysely's map of them.
  */
 import type { Row } from './records/codec.js';
+import type { AcmeCertificateRecord } from './records/acme-certificate.js';
 import type { AmphoraRecord, ListenerStatisticsRecord } from './records/amphora.js';
 import type { AvailabilityZoneProfileRecord, AvailabilityZoneRecord, FlavorProfileRecord, FlavorRecord } from './records/catalog.js';
 import type { CertificateInUseRecord } from './records/certificate-in-use.js';
@@ -53,6 +54,7 @@ export interface Database {
   certificate_in_use: CertificateInUseRecord;
   failover_memory: FailoverMemoryRecord;
   worker_session: WorkerSessionRecord;
+  acme_certificate: Row<AcmeCertificateRecord>;
 }
 
 export type TableName = keyof Database;

@@ -168,7 +168,20 @@ export const AmphoraConfig = Closed({
   pools: Type.Array(PoolConfig),
   /** Present for an amphora of an ACTIVE_STANDBY pair; absent for SINGLE. */
   vrrp: Type.Optional(VrrpConfig),
+  /**
+   * Whether port 80 of the VIP answers ACME HTTP-01 challenges (a listener has managed
+   * certificates): in the HTTP listener on port 80, or in a frontend of its own when no listener
+   * holds that port. The challenges themselves are set at run time (PUT /1.0/acme-challenges).
+   */
+  acmeHttp01: Type.Optional(Type.Boolean()),
 });
+
+/** An ACME HTTP-01 challenge's token (RFC 8555 §8.3: base64url) and the key authorization served for it. */
+export const AcmeChallenge = Closed({
+  token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }),
+  keyAuthorization: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}\\.[A-Za-z0-9_-]{16,128}$' }),
+});
+export type AcmeChallenge = Static<typeof AcmeChallenge>;
 
 export type VrrpConfig = Static<typeof VrrpConfig>;
 export type MemberConfig = Static<typeof MemberConfig>;

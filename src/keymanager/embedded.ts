@@ -6,9 +6,12 @@
 import { mayRead, parseRef, type Identity, type ParsedRef } from './access.js';
 import { MissingReferenceError } from './errors.js';
 import type { KeyManagerDeps } from './http.js';
-import type { CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
+import { randomUUID } from 'node:crypto';
+import type { CertificateOwner, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
+import { preciseTimestamp } from '../domain/time.js';
 import type { ConsumerKey, SecretRow } from './store.js';
-import { containerConsumerUrl } from './views.js';
+import { containerConsumerUrl, containerRef } from './views.js';
+import { base } from './http.js';
 
 const PARTS = ['certificate', 'private_key', 'intermediates', 'private_key_passphrase'] as const;
 
@@ -60,6 +63,38 @@ export class EmbeddedKeyManager implements KeyManager {
   async unregisterConsumer(ref: string, consumer: ConsumerRegistration): Promise<void> {
     const { kind, id } = this.parse(ref);
     await this.deps.store.removeConsumer(kind, id, consumerKey(kind, consumer));
+  }
+
+  async storeCertificate(owner: CertificateOwner, name: string, parts: Parameters<KeyManager['storeCertificate']>[2]): Promise<string> {
+    const now = preciseTimestamp();
+    const members: Array<{ name: string; secretId: string }> = [];
+    const stored = (Object.entries(parts) as Array<[string, Buffer | undefined]>).filter((e): e is [string, Buffer] => !!e[1]);
+    try {
+      for (const [part, bytes] of stored) {
+        const id = randomUUID();
+        const sealed = this.deps.cipher.seal(bytes, id);
+        await this.deps.store.insertSecret({
+          id, project_id: owner.projectId, creator_id: owner.userId, name: `${name} ${part}`,
+          secret_type: part === 'private_key' ? 'private' : 'certificate', algorithm: null, bit_length: null, mode: null, expiration: null,
+          content_type: 'text/plain', key_id: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext, auth_tag: sealed.tag, created_at: now, updated_at: now,
+        });
+        members.push({ name: part, secretId: id });
+      }
+      const id = randomUUID();
+      await this.deps.store.insertContainer({ id, project_id: owner.projectId, creator_id: owner.userId, name, type: 'certificate', created_at: now, updated_at: now }, members);
+      return containerRef(base(this.deps), id);
+    } catch (e) {
+      for (const m of members) await this.deps.store.deleteSecret(m.secretId);
+      throw e;
+    }
+  }
+
+  async deleteCertificate(ref: string): Promise<void> {
+    const { kind, id } = this.parse(ref);
+    if (kind !== 'container') throw new MissingReferenceError(`${ref} is not a container`);
+    const members = await this.deps.store.members([id]);
+    await this.deps.store.deleteContainer(id);
+    for (const m of members) await this.deps.store.deleteSecret(m.secret_id);
   }
 
   private async secret(ref: string, id: string): Promise<SecretRow & { ciphertext: string }> {

@@ -7,6 +7,10 @@
  */
 import { ForeignReferenceError, MissingReferenceError } from './errors.js';
 import type { Caller, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
+
+/** Why an external Barbican takes no managed certificate: checked by the API before it would be asked. */
+export const EXTERNAL_STORE_REFUSAL =
+  "an external Barbican stores secrets in the project of the token that creates them, and Ostia holds no token of the listener's project when it renews: managed certificates (acme_domains) need keyManager.mode embedded";
 import { containerConsumerUrl } from './views.js';
 
 export interface ExternalSettings {
@@ -68,6 +72,14 @@ export class ExternalKeyManager implements KeyManager {
       if (e instanceof MissingReferenceError || e instanceof AccessRefusedError) return false;
       throw e;
     }
+  }
+
+  async storeCertificate(): Promise<string> {
+    throw new BarbicanUnavailableError(EXTERNAL_STORE_REFUSAL);
+  }
+
+  async deleteCertificate(): Promise<void> {
+    throw new BarbicanUnavailableError(EXTERNAL_STORE_REFUSAL);
   }
 
   async registerConsumer(ref: string, consumer: ConsumerRegistration): Promise<void> {

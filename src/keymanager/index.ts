@@ -17,7 +17,7 @@ import { KeyManagerStore } from './store.js';
 export { KEY_MANAGER_PREFIX, parseRef, type Identity } from './access.js';
 export { ForeignReferenceError, MissingReferenceError } from './errors.js';
 export { KeyUnavailableError } from './crypto.js';
-export type { Caller, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
+export type { Caller, CertificateOwner, CertificateParts, ConsumerRegistration, KeyManager, Material } from './key-manager.js';
 
 export interface KeyManagerSetup {
   readonly keyManager: KeyManager;

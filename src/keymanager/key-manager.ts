@@ -33,4 +33,18 @@ export interface KeyManager {
   registerConsumer(ref: string, consumer: ConsumerRegistration): Promise<void>;
   /** Idempotent. */
   unregisterConsumer(ref: string, consumer: ConsumerRegistration): Promise<void>;
+  /**
+   * Stores a certificate with its key as a certificate container of `owner`'s project, as
+   * `openstack secret store` and `secret container create` would, and returns its reference
+   * (managed certificates: Ostia orders them, the project owns them).
+   */
+  storeCertificate(owner: CertificateOwner, name: string, parts: Required<Pick<CertificateParts, 'certificate' | 'private_key'>> & Pick<CertificateParts, 'intermediates'>): Promise<string>;
+  /** Removes what storeCertificate stored: the container and its secrets. Idempotent. */
+  deleteCertificate(ref: string): Promise<void>;
+}
+
+export interface CertificateOwner {
+  projectId: string;
+  /** The user the secrets are created for, or null for the project's members alike. */
+  userId: string | null;
 }

@@ -232,6 +232,30 @@ async function issueLeaf(
   return { certPem: cert.toString('pem') + '\n', keyPem: await privateKeyPem(keys.privateKey), serial: cert.serialNumber, notAfter: cert.notAfter };
 }
 
+/**
+ * A self-signed server certificate for `names`: what a listener with managed certificates
+ * serves until its first ACME certificate is issued (a client sees an untrusted certificate,
+ * never a closed port).
+ */
+export async function selfSignedServerCert(names: readonly string[], validDays: number): Promise<IssuedCert> {
+  const keys = await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomSerial(),
+    name: [{ CN: [names[0]!] }, { O: ['Ostia (until the ACME certificate is issued)'] }],
+    notBefore: new Date(Date.now() - NOT_BEFORE_SKEW_MS),
+    notAfter: new Date(Date.now() + validDays * DAY_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value }))),
+    ],
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await privateKeyPem(keys.privateKey), serial: cert.serialNumber, notAfter: cert.notAfter };
+}
+
 /** 128 random bits with the top bit clear, so the DER integer stays positive without padding. */
 function randomSerial(): string {
   const bytes = randomBytes(16);

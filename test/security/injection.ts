@@ -162,7 +162,7 @@ class HaproxyCheck {
   private readonly dir = mkdtempSync(join(tmpdir(), 'ostia-security-'));
   private readonly verdicts = new Map<string, Promise<string | null>>();
   private readonly material = tlsMaterial();
-  readonly paths: HaproxyPaths = { statsSocket: join(this.dir, 'haproxy.sock'), stateFile: join(this.dir, 'haproxy.state'), pidFile: join(this.dir, 'haproxy.pid'), tlsDir: join(this.dir, 'tls') };
+  readonly paths: HaproxyPaths = { statsSocket: join(this.dir, 'haproxy.sock'), stateFile: join(this.dir, 'haproxy.state'), pidFile: join(this.dir, 'haproxy.pid'), tlsDir: join(this.dir, 'tls'), acmeMap: join(this.dir, 'acme.map') };
   private runs = 0;
 
   constructor() {

@@ -22,7 +22,7 @@ export async function checkLoadBalancer(h: Harness, lbId: string): Promise<strin
   const dir = mkdtempSync(join(tmpdir(), 'ostia-grammar-'));
   try {
     const files = { config: join(dir, 'haproxy.cfg'), masterSocket: join(dir, 'master.sock'), statsSocket: join(dir, 'haproxy.sock'), pidFile: join(dir, 'haproxy.pid'), stateFile: join(dir, 'haproxy.state') };
-    const paths = { statsSocket: files.statsSocket, stateFile: files.stateFile, pidFile: files.pidFile, tlsDir: join(dir, 'tls') };
+    const paths = { statsSocket: files.statsSocket, stateFile: files.stateFile, pidFile: files.pidFile, tlsDir: join(dir, 'tls'), acmeMap: join(dir, 'acme.map') };
     let text: string;
     try {
       text = renderHaproxyConfig(config, paths, { maxconn: MAXCONN });

@@ -25,6 +25,7 @@ export const goldenPaths = (amphoraId: string): HaproxyPaths => ({
   stateFile: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.state`,
   pidFile: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.pid`,
   tlsDir: `/var/lib/ostia/amphorae/${amphoraId}/tls`,
+  acmeMap: `/var/lib/ostia/amphorae/${amphoraId}/acme-challenges.map`,
 });
 
 /** Stand-ins for PEM material: golden files name TLS files and never hold their content. */
@@ -314,4 +315,7 @@ export const goldenConfigs: Readonly<Record<string, () => AmphoraConfig>> = {
   'disabled-lb': disabledLoadBalancer,
   'terminated-https': terminatedHttps,
   'active-standby': activeStandby,
+  // Managed certificates: challenges answered by the HTTP listener on port 80, or by a frontend of their own.
+  'acme-in-http-listener': () => ({ ...httpWithL7(), acmeHttp01: true }),
+  'acme-own-answerer': () => ({ ...terminatedHttps(), acmeHttp01: true }),
 };

@@ -50,6 +50,12 @@ const REQUIREMENTS = {
     group: 'openstack-cli',
     check: () => missingFile(['/usr/bin/openstack', `${PYTHON_PACKAGES}/octaviaclient`, `${PYTHON_PACKAGES}/barbicanclient`]),
   },
+  pebble: {
+    tests: "managed certificates end to end (Debian's pebble ACME server and pebble-challtestsrv, HTTP-01 on port 80 of a VIP: root)",
+    group: 'acme',
+    enable: 'run npm test as root',
+    check: () => missingFile(['/usr/bin/pebble', '/usr/bin/pebble-challtestsrv']) || (isRoot() ? false : 'root is needed to bind port 80 of a VIP'),
+  },
   openstacksdk: { tests: 'openstacksdk lifecycle test', group: 'openstacksdk', check: () => missingFile(['/usr/bin/python3', `${PYTHON_PACKAGES}/openstack/__init__.py`]) },
   keystone: { tests: 'external Keystone test', group: 'keystone', check: () => missingFile(['/usr/bin/keystone-manage']) },
   ovsdb: {

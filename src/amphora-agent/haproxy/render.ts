@@ -43,6 +43,8 @@ export interface HaproxyPaths {
   pidFile: string;
   /** Where the agent writes the TLS files of ./tls-files.ts. */
   tlsDir: string;
+  /** The map of ACME HTTP-01 tokens to key authorizations (AmphoraConfig.acmeHttp01). */
+  acmeMap: string;
 }
 
 export interface RenderOptions {
@@ -67,6 +69,13 @@ const ALLOWED_CIDRS_ACL = 'allowed-cidrs';
 const PERSISTENCE_COOKIE = 'SRV';
 // The peers section of an ACTIVE_STANDBY pair, which every stick table names.
 const PEERS_SECTION = 'pair';
+// RFC 8555 §8.3: the validation server asks http://<domain>/.well-known/acme-challenge/<token> on port 80.
+const ACME_PORT = 80;
+const ACME_PREFIX = '/.well-known/acme-challenge/';
+const ACME_VARIABLE = 'txn.acme_key_authorization';
+// The answerer of its own, when no listener holds port 80: nothing but challenges, briefly.
+const ACME_FRONTEND = 'acme-http-01';
+const ACME_CLIENT_TIMEOUT = '10s';
 
 // ---------------------------------------------------------------------------------------
 // The plan: which proxies exist, named, before any line is written
@@ -424,9 +433,45 @@ function memberTlsOptions(b: BackendPlan, tls: PoolTlsConfig, paths: HaproxyPath
   return [...options, ...tlsProtocolOptions(field, tls)];
 }
 
+/**
+ * ACME HTTP-01: the key authorization of a known token, answered before anything else of the
+ * frontend (a challenge is no request for the members). The tokens live in a map file that the
+ * agent changes at run time.
+ */
+function acmeAnswerLines(paths: HaproxyPaths): string[] {
+  const map = enc.absolutePath('acme map', paths.acmeMap);
+  return [
+    `http-request set-var(${ACME_VARIABLE}) path,field(4,/),map(${map}) if { path_beg ${ACME_PREFIX} }`,
+    `http-request return status 200 content-type text/plain lf-string %[var(${ACME_VARIABLE})] if { var(${ACME_VARIABLE}) -m found }`,
+  ];
+}
+
+/** Whether this frontend answers the challenges: the enabled HTTP listener on port 80, when one is there. */
+function answersAcme(config: AmphoraConfig, listener: ListenerConfig): boolean {
+  return !!config.acmeHttp01 && listener.protocol === 'HTTP' && listener.port === ACME_PORT;
+}
+
+/** The answerer of its own on port 80 when no rendered frontend holds it; what is not a known challenge gets a 404. */
+function acmeFrontend(config: AmphoraConfig, frontends: readonly FrontendPlan[], vips: readonly string[], paths: HaproxyPaths): string[] {
+  if (!config.acmeHttp01 || !vips.length) return [];
+  const holder = frontends.find((f) => f.listener.port === ACME_PORT);
+  if (holder) {
+    if (holder.listener.protocol !== 'HTTP') throw new RenderError(at('listener', holder.listener.id, 'protocol_port'), ACME_PORT, 'is needed for ACME HTTP-01 validation by an HTTP listener or none');
+    return [];
+  }
+  return [
+    `frontend ${ACME_FRONTEND}`,
+    'mode http',
+    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, 'acme port', ACME_PORT)}`),
+    `timeout client ${ACME_CLIENT_TIMEOUT}`,
+    ...acmeAnswerLines(paths),
+    'http-request deny deny_status 404',
+  ];
+}
+
 // ---------------------------------------------------------------------------------------
 
-function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths): string[] {
+function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths, acme: boolean): string[] {
   const { listener } = f;
   const field = (attribute: string) => at('listener', listener.id, attribute);
   const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
@@ -442,6 +487,7 @@ function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderO
     `timeout client ${timeoutMs(field('timeout_client_data'), listener.timeouts.clientData)}`,
     ...(inspectDelay === '0' ? [] : [`tcp-request inspect-delay ${inspectDelay}`]),
     ...allowedCidrLines(listener),
+    ...(acme ? acmeAnswerLines(paths) : []),
     ...(tls ? hstsLines(listener, tls) : []),
     ...l7Lines(listener, f.policies),
     ...(f.defaultBackend ? [`default_backend ${f.defaultBackend}`] : []),
@@ -605,7 +651,8 @@ export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, 
     globalSection(config, paths, opts),
     ...(peers.length ? [peers] : []),
     defaultsSection(),
-    ...frontends.map((f) => frontendSection(f, vips, opts, paths)),
+    ...frontends.map((f) => frontendSection(f, vips, opts, paths, answersAcme(config, f.listener))),
+    ...[acmeFrontend(config, frontends, vips, paths)].filter((section) => section.length > 0),
     ...frontends.flatMap((f) => f.backends.map((b) => backendSection(b, paths, peers.length > 0))),
   ];
   return [header, ...sections.map(format)].join('\n');

@@ -185,6 +185,22 @@ export class HaproxyRuntime {
     }
   }
 
+  /** Sets `key` to `value` in a map file HAProxy has loaded (in memory; the file is the caller's): replaced when present, added when not. */
+  async setMapEntry(file: string, key: string, value: string): Promise<void> {
+    const target = `${word(file)} ${word(key)}`;
+    const reply = (await this.execute(`set map ${target} ${word(value)}`)).trim();
+    if (reply === '') return;
+    if (!/entry not found/i.test(reply)) throw new RuntimeCommandError(`set map ${target}`, reply);
+    await this.expect(`add map ${target} ${word(value)}`);
+  }
+
+  /** Removes `key` from a loaded map file; a key already gone is no error. */
+  async deleteMapEntry(file: string, key: string): Promise<void> {
+    const target = `${word(file)} ${word(key)}`;
+    const reply = (await this.execute(`del map ${target}`)).trim();
+    if (reply !== '' && !/not found/i.test(reply)) throw new RuntimeCommandError(`del map ${target}`, reply);
+  }
+
   /** Runs `command`; success is an empty reply, or one matching `success`. */
   private async expect(command: string, success?: RegExp, payload?: string): Promise<void> {
     const reply = await this.execute(command, payload);

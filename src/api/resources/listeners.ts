@@ -10,6 +10,7 @@ import { statsTotals } from '../views/stats.js';
 import { listenerFor, parentLoadBalancer } from '../loaders.js';
 import { createListener, deleteListener, updateListener, verifyListenerUpdateRefs, verifyNewListenerRefs } from '../writes/listeners.js';
 import { changeCertificateUser, listenerUser, updateCertificateUser } from '../writes/tls-consumers.js';
+import { withPlaceholderCertificate } from '../writes/acme-listeners.js';
 
 export const listenerList: ListSpec = {
   table: 'listener',
@@ -30,7 +31,9 @@ export const listenerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app)
       const { loadbalancer_id: lbId, project_id: _project, tenant_id: _tenant, ...input } = listener;
       const lb = await parentLoadBalancer(db.kysely, lbId);
       authorize(req.ctx, 'listener', 'post', lb.project_id);
-      return changeCertificateUser(deps, req, listenerUser, true, (caller) => verifyNewListenerRefs(deps, caller, lb, input), (trx) => createListener(deps, trx, lb, input));
+      return withPlaceholderCertificate(deps, req, lb, input, (placeholder) =>
+        changeCertificateUser(deps, req, listenerUser, true, (caller) => verifyNewListenerRefs(deps, caller, lb, input), (trx) => createListener(deps, trx, lb, input, placeholder)),
+      );
     },
     updateBody: ListenerUpdateBody,
     update: (row, { listener: b }, req) => updateCertificateUser(deps, req, listenerUser, row, b, verifyListenerUpdateRefs, updateListener),

@@ -14,6 +14,10 @@ import { livePlan } from '../../tools/plan/plan.js';
 import { adviseLive } from '../../tools/advise/live.js';
 import { authorizeOwnedList, listedProject } from '../listing.js';
 import { failoverHistory } from '../views/failovers.js';
+import { listenerFor } from '../loaders.js';
+import { acmeCertificateCodec } from '../../db/records/acme-certificate.js';
+import { timestamp } from '../../domain/time.js';
+import type { ListenerRow } from '../../db/records/listener.js';
 
 /** The query's values, the last of a repeated key (as lists read them); a key not in `known` is refused as a list refuses an unknown filter. */
 export function queryOf<K extends string>(req: FastifyRequest, known: readonly K[]): Partial<Record<K, string>> {
@@ -33,6 +37,43 @@ function failoverLimit(raw: string | undefined): number {
 
 export const ostiaExtensionRoutes = (deps: ApiDeps): FastifyPluginAsync => async (app) => {
   const db = deps.db.kysely;
+
+  /** A listener's managed certificate as its orders have got it (acme_domains); null fields before the first order. */
+  const managedCertificate = async (listener: ListenerRow) => {
+    if (listener.acme_domains === null) throw apiError('VALIDATION', `Listener ${listener.id} has no managed certificate: its acme_domains is null.`);
+    const row = await db.selectFrom('acme_certificate').selectAll().where('listener_id', '=', listener.id).executeTakeFirst();
+    const p = row ? acmeCertificateCodec.decode(row) : undefined;
+    return {
+      listener_id: listener.id,
+      domains: JSON.parse(listener.acme_domains) as string[],
+      container_ref: p?.container_ref ?? null,
+      not_before: p?.not_before ?? null,
+      not_after: p?.not_after ?? null,
+      renew_requested: p?.renew_requested ?? false,
+      failures: p?.failures ?? 0,
+      last_error: p?.last_error ?? null,
+      next_attempt_at: p && p.next_attempt_at > 0 ? new Date(p.next_attempt_at).toISOString() : null,
+    };
+  };
+
+  app.get<{ Params: { id: string } }>('/listeners/:id/certificate', async (req) => ({
+    managed_certificate: await managedCertificate(await listenerFor(deps, req.ctx, req.params.id, 'get_one')),
+  }));
+
+  /** Who may update the listener may have its managed certificate ordered again now (the housekeeper's next round), whatever its expiry. */
+  app.put<{ Params: { id: string } }>('/listeners/:id/certificate/renew', async (req, reply) => {
+    const listener = await listenerFor(deps, req.ctx, req.params.id, 'put');
+    await managedCertificate(listener);
+    await db
+      .insertInto('acme_certificate')
+      .values(acmeCertificateCodec.encode({
+        listener_id: listener.id, domains: JSON.parse(listener.acme_domains!) as string[], container_ref: null, not_before: null, not_after: null,
+        renew_requested: true, failures: 0, last_error: null, next_attempt_at: 0, claimed_until: 0, updated_at: timestamp(),
+      }))
+      .onConflict((oc) => oc.column('listener_id').doUpdateSet({ renew_requested: 1, next_attempt_at: 0, updated_at: timestamp() }))
+      .execute();
+    return reply.code(202).send({ managed_certificate: await managedCertificate(listener) });
+  });
 
   /** Who may read amphorae may read their failovers. */
   app.get('/failovers', async (req) => {

@@ -63,6 +63,8 @@ export function listenerView(row: ListenerRow, rel: ListenerRelations) {
     hsts_preload: spec.hsts_preload,
     /** Ostia extension, as on load balancers: why the last certificate change was rolled back. */
     status_reason: row.status_reason,
+    /** Ostia extension: the names Ostia orders this listener's certificate for by ACME, or null. */
+    acme_domains: spec.acme_domains,
   });
 }
 

@@ -22,6 +22,8 @@ import { namedUpdate, newLoadBalancerChild } from './named.js';
 import { enqueueTlsUpdate, listenerUser } from './tls-consumers.js';
 import { forCreate, listenerTlsRefs, namesAny, touchesListenerRefs, verifyTlsRefs } from '../tls-refs.js';
 import type { Caller } from '../../keymanager/index.js';
+import { checkHttp01Port } from '../../domain/rules/acme.js';
+import { checkAcmeAvailable } from './acme-listeners.js';
 
 type Trx = Transaction<Database>;
 type CreateInput = Static<typeof ListenerInput>;
@@ -35,6 +37,10 @@ function listenerEnv(deps: ApiDeps, row: LoadBalancerRow): ListenerEnv {
     allowTerminatedHttps: deps.config.api.allowTerminatedHttps,
     allowPrometheus: deps.config.api.allowPrometheusListeners,
   };
+}
+
+function decodeAcme<T extends { acme_domains: string | null }>(row: T) {
+  return listenerCodec.decode(row);
 }
 
 /** A default pool must live on the listener's load balancer and speak a compatible protocol. */
@@ -64,10 +70,16 @@ export async function verifyListenerUpdateRefs(deps: ApiDeps, caller: Caller, ro
  * Validates and writes a new listener (PENDING_CREATE) of `lb` in the caller's transaction.
  * Locking, quota and the job are the caller's: the endpoint and graph create share this.
  */
-export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput): Promise<ListenerRow> {
+export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput, placeholderRef?: string): Promise<ListenerRow> {
   const spec = listenerSpecForCreate(input, listenerEnv(deps, lb));
-  const siblings = await trx.selectFrom('listener').select(['protocol', 'protocol_port']).where('load_balancer_id', '=', lb.id).execute();
+  if (spec.acme_domains !== null) {
+    // Only the listeners endpoint gives a managed certificate something to serve until it is issued.
+    if (!placeholderRef) throw apiError('VALIDATION', 'acme_domains is set on a listener created on its own (POST /v2/lbaas/listeners), not inside a load balancer create.');
+    spec.default_tls_container_ref = placeholderRef;
+  }
+  const siblings = (await trx.selectFrom('listener').select(['id', 'protocol', 'protocol_port', 'acme_domains']).where('load_balancer_id', '=', lb.id).execute()).map(decodeAcme);
   assertPortFree(spec, siblings);
+  checkHttp01Port([...siblings, spec]);
   const defaultPoolId = input.default_pool_id ?? null;
   if (defaultPoolId) await checkDefaultPool(trx, lb.id, defaultPoolId, spec.protocol);
   const record: ListenerRecord = {
@@ -84,10 +96,10 @@ export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
 }
 
 /** POST /listeners: the LB locked, the quota taken, the listener written and its job enqueued. */
-export async function createListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput): Promise<ListenerRow> {
+export async function createListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRow, input: CreateInput, placeholderRef?: string): Promise<ListenerRow> {
   await lockForChildChange(trx, lb.id);
   await checkQuota(trx, deps.config, lb.project_id, { listener: 1 }, deps.db.dialect);
-  const created = await insertListener(deps, trx, lb, input);
+  const created = await insertListener(deps, trx, lb, input, placeholderRef);
   await enqueue(trx, { loadBalancerId: lb.id, provider: lb.provider, operation: 'listener.create' });
   return created;
 }
@@ -100,6 +112,11 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   const stored = listenerCodec.decode(current);
   const lb = await parentLoadBalancer(trx, current.load_balancer_id);
   const spec = listenerSpecForUpdate(listenerSpecOf(current), b, listenerEnv(deps, lb));
+  if (b.acme_domains) {
+    checkAcmeAvailable(deps, lb);
+    const siblings = await trx.selectFrom('listener').select(['id', 'protocol', 'protocol_port', 'acme_domains']).where('load_balancer_id', '=', lb.id).where('id', '!=', id).execute();
+    checkHttp01Port([...siblings.map(decodeAcme), spec]);
+  }
   if (b.default_pool_id) await checkDefaultPool(trx, lb.id, b.default_pool_id, spec.protocol);
   const record: ListenerRecord = {
     ...stored,

@@ -22,4 +22,5 @@ export const listenerCodec = codec<ListenerRecord>({
   alpn_protocols: 'json',
   hsts_include_subdomains: 'bool',
   hsts_preload: 'bool',
+  acme_domains: 'json',
 });

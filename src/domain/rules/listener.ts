@@ -12,6 +12,7 @@ import {
 import { ListenerDefaults } from '../defaults.js';
 import { ipVersion, normaliseCidr, parseCidr } from '../net.js';
 import { unsupportedTlsVersions } from '../grammar/tls.js';
+import { checkAcmeListener, normaliseAcmeDomains } from './acme.js';
 
 /** Update semantics of a PUT body: omitted keys are absent, `null` asks for the default. */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
@@ -130,6 +131,8 @@ export interface ListenerSettings extends TlsSettings {
   hsts_max_age: number | null;
   hsts_include_subdomains: boolean;
   hsts_preload: boolean;
+  /** Ostia extension: names whose certificate Ostia orders by ACME and renews (./acme.ts), or null. */
+  acme_domains: string[] | null;
 }
 
 /** A listener's protocol and port, fixed at create, plus its settings. */
@@ -165,6 +168,7 @@ export function listenerDefaults(protocol: string): ListenerSettings {
     hsts_max_age: null,
     hsts_include_subdomains: false,
     hsts_preload: false,
+    acme_domains: null,
   };
 }
 
@@ -186,7 +190,7 @@ function certificateRefs(s: ListenerSettings): string[] {
  * Only the presence of TLS references per protocol is checked here; src/api/tls-refs.ts
  * resolves and parses them through the key manager.
  */
-function validateTls(spec: ListenerSpec, phase: 'create' | 'update'): void {
+function validateTls(spec: ListenerSpec, phase: 'create' | 'update', settingDefaultRef: boolean): void {
   const { protocol } = spec;
   const refs = certificateRefs(spec);
   if (protocol === 'UDP' || protocol === 'SCTP') {
@@ -194,7 +198,8 @@ function validateTls(spec: ListenerSpec, phase: 'create' | 'update'): void {
       throw invalid(phase === 'create' ? `${protocol} protocol listener does not support TLS.` : `${protocol} protocol listener does not support TLS or header insertion.`);
   }
   validateInsertHeaders(protocol, spec.insert_headers);
-  const hasCertificate = !!spec.default_tls_container_ref || spec.sni_container_refs.length > 0;
+  checkAcmeListener(spec, settingDefaultRef);
+  const hasCertificate = !!spec.default_tls_container_ref || spec.sni_container_refs.length > 0 || spec.acme_domains !== null;
   const terminatesTls = protocol === 'TERMINATED_HTTPS' || (protocol === 'PROMETHEUS' && hasCertificate);
   if (!terminatesTls && refs.length) throw invalid(`Certificate container references are not allowed on ${protocol} protocol listeners.`);
   if (protocol === 'TERMINATED_HTTPS' && !hasCertificate)
@@ -241,7 +246,8 @@ export function listenerSpecForCreate(input: PortUse & { protocol: ListenerProto
   checkProtocolEnabled(input.protocol, env);
   const defaults = listenerDefaults(input.protocol);
   const spec: ListenerSpec = { ...withDefaults(defaults, input, defaults), protocol: input.protocol, protocol_port: input.protocol_port };
-  validateTls(spec, 'create');
+  spec.acme_domains = normaliseAcmeDomains(spec.acme_domains);
+  validateTls(spec, 'create', !!input.default_tls_container_ref);
   validateHsts(spec);
   return { ...spec, allowed_cidrs: normaliseAllowedCidrs(spec.allowed_cidrs, env) };
 }
@@ -249,7 +255,8 @@ export function listenerSpecForCreate(input: PortUse & { protocol: ListenerProto
 /** A stored listener with a PUT body applied: the merged result must satisfy every rule. */
 export function listenerSpecForUpdate(stored: ListenerSpec, patch: Patch<ListenerSettings>, env: ListenerEnv): ListenerSpec {
   const spec: ListenerSpec = { ...withDefaults(stored, patch, listenerDefaults(stored.protocol)), protocol: stored.protocol, protocol_port: stored.protocol_port };
-  validateTls(spec, 'update');
+  if (patch.acme_domains !== undefined) spec.acme_domains = normaliseAcmeDomains(spec.acme_domains);
+  validateTls(spec, 'update', patch.default_tls_container_ref !== undefined);
   validateHsts(spec);
   // Stored CIDRs were checked when set; only new ones are judged against today's VIPs.
   if (patch.allowed_cidrs !== undefined) spec.allowed_cidrs = normaliseAllowedCidrs(patch.allowed_cidrs, env);

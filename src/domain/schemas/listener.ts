@@ -31,6 +31,8 @@ const settableFields = {
   hsts_max_age: Nullable(Type.Integer({ minimum: 0, maximum: MaxInt32 })),
   hsts_include_subdomains: Nullable(Type.Boolean()),
   hsts_preload: Nullable(Type.Boolean()),
+  /** Ostia extension (domain/rules/acme.ts): a certificate for these names, ordered and renewed by ACME. */
+  acme_domains: Nullable(Type.Array(Str())),
   tags: Tags(),
 };
 

@@ -249,5 +249,6 @@ export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: st
     vip: { address: lb.vip_address, additional: lb.additional_vips.map((v) => v.ip_address) },
     listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config), material)),
     pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [], material)),
+    acmeHttp01: listeners.some((l) => l.acme_domains !== null),
   };
 }

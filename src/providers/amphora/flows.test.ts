@@ -53,6 +53,8 @@ class FakeAgents {
     const info = { amphoraId, apiVersion: '1.0', haproxyVersion: '2.6.12', configVersion: 0 };
     return {
       putCertificate: async () => undefined,
+      putAcmeChallenge: async () => undefined,
+      deleteAcmeChallenge: async () => undefined,
       info: async () => info,
       waitReady: async (signal) => {
         // A worker may stop before the step gets here: an abort that already happened must end the wait too.

@@ -1,13 +1,14 @@
 /**
  * The amphora provider's background roles, which runtime.ts starts: the health manager
  * (heartbeats, operating status and statistics, failover of silent amphorae) and housekeeping
- * (orphans, agent certificates, expiry warnings). Each loads only when its role runs.
+ * (orphans, agent certificates, expiry warnings, managed certificates). Each loads only when its role runs.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { AmphoraDeps } from './deps.js';
 import type { HealthManagerDeps } from './health/index.js';
+import type { EnqueueListenerUpdate } from './acme/manager.js';
 
 /** Starts the health manager; returns where it receives heartbeats, as `host:port` (`[v6]:port`). */
 export async function startAmphoraHealth(deps: HealthManagerDeps): Promise<{ listen: string; close(): Promise<void> }> {
@@ -23,9 +24,11 @@ export async function startAmphoraHealth(deps: HealthManagerDeps): Promise<{ lis
   return { listen: bound.address.includes(':') ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`, close: () => manager.close() };
 }
 
-export async function startAmphoraHousekeeping(db: Db, config: Config, log: Logger, amphora: AmphoraDeps): Promise<{ close(): Promise<void> }> {
+export async function startAmphoraHousekeeping(
+  db: Db, config: Config, log: Logger, amphora: AmphoraDeps, jobs: { notify(): void }, enqueue: EnqueueListenerUpdate,
+): Promise<{ close(): Promise<void> }> {
   const { openHousekeeper } = await import('./housekeeping/index.js');
-  const keeper = openHousekeeper(db, config, log, amphora);
+  const keeper = openHousekeeper(db, config, log, amphora, jobs, enqueue);
   keeper.start();
   return { close: () => keeper.close() };
 }

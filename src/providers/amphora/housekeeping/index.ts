@@ -3,7 +3,9 @@
  * enabled): the orphan reaper every REAP_INTERVAL_MS, agent certificate rotation every
  * ROTATE_INTERVAL_MS, expiry warnings for the certificates listeners and pools use every
  * EXPIRY_INTERVAL_MS, each once at start; and, with amphora.sparePoolSize set, the spare pool
- * refilled every SPARE_INTERVAL_MS, apart from the others so a long rotation never delays it.
+ * refilled every SPARE_INTERVAL_MS, apart from the others so a long rotation never delays it;
+ * with acme.directoryUrl set, listeners' managed certificates ordered and renewed every
+ * acme.checkIntervalSeconds, apart too (an order waits for validation).
  * Several housekeepers may run: every action is idempotent or claimed in the database.
  */
 import type { Logger } from 'pino';
@@ -17,6 +19,10 @@ import { OrphanReaper, type ReapOutcome } from './orphans.js';
 import { CertRotator, type RotationOutcome, type RotationTarget } from './certs.js';
 import { CertificateExpiryWarner, type ExpiryWarning } from '../../../certificate-use/expiry-warner.js';
 import { SparePool } from '../spares.js';
+import { AcmeManager, type EnqueueListenerUpdate } from '../acme/manager.js';
+import { AcmeOrderer } from '../acme/orderer.js';
+import { pkiDir } from '../../../config.js';
+import { join } from 'node:path';
 
 /** As often as Octavia's DB cleanup. */
 export const REAP_INTERVAL_MS = 30_000;
@@ -38,6 +44,8 @@ export interface HousekeeperDeps {
   push(amp: RotationTarget, pem: string): Promise<void>;
   /** The spare pool to keep full, when amphora.sparePoolSize asks for one. */
   spares?: SparePool;
+  /** Managed certificates to keep, when acme.directoryUrl names an ACME server. */
+  acme?: AcmeManager;
   now?: () => number;
 }
 
@@ -49,6 +57,8 @@ export class Housekeeper {
   private running: Promise<unknown> = Promise.resolve();
   private spareRound: Promise<unknown> = Promise.resolve();
   private spareTimer: NodeJS.Timeout | undefined;
+  private acmeRound: Promise<unknown> = Promise.resolve();
+  private acmeTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly deps: HousekeeperDeps) {
@@ -75,6 +85,18 @@ export class Housekeeper {
     every(ROTATE_INTERVAL_MS, () => this.rotator.run());
     every(EXPIRY_INTERVAL_MS, () => this.expiry.run());
     if (this.deps.spares) this.keepSpares(this.deps.spares);
+    if (this.deps.acme) this.keepCertificates(this.deps.acme);
+  }
+
+  /** A round, then the next acme.checkIntervalSeconds after it ended. */
+  private keepCertificates(acme: AcmeManager): void {
+    if (this.closed) return;
+    this.acmeRound = acme
+      .run()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'keeping the managed certificates failed; retrying on the next round'))
+      .then(() => {
+        if (!this.closed) this.acmeTimer = setTimeout(() => this.keepCertificates(acme), this.deps.config.acme.checkIntervalSeconds * 1000);
+      });
   }
 
   /** A round, then the next SPARE_INTERVAL_MS after it ended: boots that outlast the interval never overlap. */
@@ -98,7 +120,8 @@ export class Housekeeper {
     this.deps.spares?.close();
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.spareTimer);
-    await Promise.all([this.running, this.spareRound]);
+    clearTimeout(this.acmeTimer);
+    await Promise.all([this.running, this.spareRound, this.acmeRound]);
   }
 
   /** One task at a time: a slow rotation delays the next reap rather than overlapping it. */
@@ -123,8 +146,14 @@ export function certificatePush(agent: AmphoraDeps['agent']): HousekeeperDeps['p
  * A housekeeper over the amphorae the amphora provider keeps: the same compute, network, CA
  * and agent clients the runtime gives its flows.
  */
-export function openHousekeeper(db: Db, config: Config, log: Logger, amphora: AmphoraDeps): Housekeeper {
+export function openHousekeeper(db: Db, config: Config, log: Logger, amphora: AmphoraDeps, jobs: { notify(): void }, enqueue: EnqueueListenerUpdate): Housekeeper {
   const size = config.amphora.sparePoolSize;
   const spares = size > 0 ? new SparePool({ db, log, amphora, size }) : undefined;
-  return new Housekeeper({ db, config, log, compute: amphora.compute, network: amphora.network, ca: amphora.ca, push: certificatePush(amphora.agent), spares });
+  const acme = config.acme.directoryUrl
+    ? new AcmeManager({
+        db, settings: config.acme, log: log.child({ task: 'acme' }), jobs, enqueue, keyManager: amphora.keyManager, agent: amphora.agent,
+        orderer: new AcmeOrderer(config.acme, join(pkiDir(config), 'acme-account.key')),
+      })
+    : undefined;
+  return new Housekeeper({ db, config, log, compute: amphora.compute, network: amphora.network, ca: amphora.ca, push: certificatePush(amphora.agent), spares, acme });
 }
