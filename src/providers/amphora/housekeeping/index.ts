@@ -55,10 +55,8 @@ export class Housekeeper {
   readonly expiry: CertificateExpiryWarner;
   private readonly timers: NodeJS.Timeout[] = [];
   private running: Promise<unknown> = Promise.resolve();
-  private spareRound: Promise<unknown> = Promise.resolve();
-  private spareTimer: NodeJS.Timeout | undefined;
-  private acmeRound: Promise<unknown> = Promise.resolve();
-  private acmeTimer: NodeJS.Timeout | undefined;
+  /** The rounds of the loops kept apart from the hourly tasks, and their next timers. */
+  private readonly loops: Array<{ round: Promise<unknown>; timer?: NodeJS.Timeout }> = [];
   private closed = false;
 
   constructor(private readonly deps: HousekeeperDeps) {
@@ -84,30 +82,24 @@ export class Housekeeper {
     every(REAP_INTERVAL_MS, () => this.reaper.run());
     every(ROTATE_INTERVAL_MS, () => this.rotator.run());
     every(EXPIRY_INTERVAL_MS, () => this.expiry.run());
-    if (this.deps.spares) this.keepSpares(this.deps.spares);
-    if (this.deps.acme) this.keepCertificates(this.deps.acme);
+    const { spares, acme } = this.deps;
+    if (spares) this.loop(() => spares.run(), SPARE_INTERVAL_MS, 'keeping the spare amphorae');
+    if (acme) this.loop(() => acme.run(), this.deps.config.acme.checkIntervalSeconds * 1000, 'keeping the managed certificates');
   }
 
-  /** A round, then the next acme.checkIntervalSeconds after it ended. */
-  private keepCertificates(acme: AcmeManager): void {
-    if (this.closed) return;
-    this.acmeRound = acme
-      .run()
-      .catch((err: unknown) => this.deps.log.error({ err }, 'keeping the managed certificates failed; retrying on the next round'))
-      .then(() => {
-        if (!this.closed) this.acmeTimer = setTimeout(() => this.keepCertificates(acme), this.deps.config.acme.checkIntervalSeconds * 1000);
-      });
-  }
-
-  /** A round, then the next SPARE_INTERVAL_MS after it ended: boots that outlast the interval never overlap. */
-  private keepSpares(spares: SparePool): void {
-    if (this.closed) return;
-    this.spareRound = spares
-      .run()
-      .catch((err: unknown) => this.deps.log.error({ err }, 'keeping the spare amphorae failed; retrying on the next round'))
-      .then(() => {
-        if (!this.closed) this.spareTimer = setTimeout(() => this.keepSpares(spares), SPARE_INTERVAL_MS);
-      });
+  /** A round, then the next `pauseMs` after it ended: rounds that outlast the pause (a boot, an ACME validation) never overlap. */
+  private loop(round: () => Promise<unknown>, pauseMs: number, what: string): void {
+    const loop: (typeof this.loops)[number] = { round: Promise.resolve() };
+    this.loops.push(loop);
+    const next = () => {
+      if (this.closed) return;
+      loop.round = round()
+        .catch((err: unknown) => this.deps.log.error({ err }, `${what} failed; retrying on the next round`))
+        .then(() => {
+          if (!this.closed) loop.timer = setTimeout(next, pauseMs);
+        });
+    };
+    next();
   }
 
   /** Every task once, in order (what `start` does first). */
@@ -119,9 +111,8 @@ export class Housekeeper {
     this.closed = true;
     this.deps.spares?.close();
     for (const t of this.timers) clearInterval(t);
-    clearTimeout(this.spareTimer);
-    clearTimeout(this.acmeTimer);
-    await Promise.all([this.running, this.spareRound, this.acmeRound]);
+    for (const loop of this.loops) clearTimeout(loop.timer);
+    await Promise.all([this.running, ...this.loops.map((loop) => loop.round)]);
   }
 
   /** One task at a time: a slow rotation delays the next reap rather than overlapping it. */
