@@ -35,7 +35,17 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
   let lbId: string;
   let vip: string;
   let poolId: string;
-  let listenerId: string;
+  /** The HTTPS listener with a managed certificate, created by whichever test needs it first: its create's answer. */
+  let managedListener: Promise<Obj> | undefined;
+  const ensureListener = (): Promise<Obj> =>
+    (managedListener ??= (async () => {
+      const created = await api('POST', '/v2/lbaas/listeners', {
+        listener: { loadbalancer_id: lbId, protocol: 'TERMINATED_HTTPS', protocol_port: HTTPS_PORT, acme_domains: ['WWW.acme.test'], default_pool_id: poolId },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      return created.json.listener as Obj;
+    })());
+  const ensureListenerId = async () => String((await ensureListener()).id);
   let root: string;
 
   async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: Obj }> {
@@ -132,12 +142,8 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
   });
 
   it('serves a self-signed placeholder at once, then the certificate pebble issued after validating HTTP-01 on port 80 of the VIP', { timeout: 300_000 }, async () => {
-    const created = await api('POST', '/v2/lbaas/listeners', {
-      listener: { loadbalancer_id: lbId, protocol: 'TERMINATED_HTTPS', protocol_port: HTTPS_PORT, acme_domains: ['WWW.acme.test'], default_pool_id: poolId },
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.json));
-    const listener = created.json.listener as Obj;
-    listenerId = String(listener.id);
+    const listener = await ensureListener();
+    const listenerId = String(listener.id);
     assert.deepEqual(listener.acme_domains, [NAME], 'names are stored in lower case');
     const placeholder = String(listener.default_tls_container_ref);
     assert.match(placeholder, /\/key-manager\/v1\/containers\/[0-9a-f-]{36}$/);
@@ -174,7 +180,7 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
   }
 
   it('renews on request under load: the new certificate is served, and no request fails', { timeout: 300_000 }, async () => {
-    assert.ok(listenerId, 'the first test created the listener');
+    const listenerId = await ensureListenerId();
     const before = await serving(listenerId);
     const fingerprintBefore = await servedFingerprint(vip, HTTPS_PORT, NAME, AbortSignal.timeout(10_000));
     let ok = 0;
@@ -229,7 +235,8 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
   });
 
   it('refuses what cannot be managed with Octavia\'s error body, leaving no certificate behind; an HTTP listener on port 80 answers the challenges', { timeout: 120_000 }, async () => {
-    assert.ok(listenerId, 'the first test created the listener');
+    const listenerId = await ensureListenerId();
+    await serving(listenerId);
     const containers = await containerCount();
     const refusals: Array<[Obj, RegExp]> = [
       [{ protocol: 'HTTP', protocol_port: 8080, acme_domains: ['a.acme.test'] }, /TERMINATED_HTTPS listeners only/],
