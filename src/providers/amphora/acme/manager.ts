@@ -139,7 +139,7 @@ export class AcmeManager {
       return { listenerId: listener.id, reason, issued: stored };
     } catch (e) {
       if (stored) await this.deps.keyManager.deleteCertificate(stored).catch(() => undefined);
-      return { listenerId: listener.id, reason, failed: await this.recordFailure(listener, e) };
+      return { listenerId: listener.id, reason, failed: await this.recordFailure(listener, e, reason === 'rolled back') };
     }
   }
 
@@ -209,7 +209,7 @@ export class AcmeManager {
   }
 
   /** The failure on the listener (status_reason) and in its progress row, with the next attempt's time. */
-  private async recordFailure(listener: Candidate, e: unknown): Promise<string> {
+  private async recordFailure(listener: Candidate, e: unknown, notServing: boolean): Promise<string> {
     const failures = (listener.progress?.failures ?? 0) + 1;
     const next = this.now() + retryDelayMs(failures, this.deps.settings.retryMinSeconds, this.deps.settings.retryMaxSeconds);
     const why = e instanceof Error ? e.message : String(e);
@@ -220,8 +220,8 @@ export class AcmeManager {
       .updateTable('acme_certificate')
       .set({
         failures, last_error: why, next_attempt_at: next, claimed_until: 0, updated_at: timestamp(),
-        // What was issued and then rolled back no longer counts as serving.
-        ...(e instanceof AcmeOrderError && /rolled back/.test(why) ? { container_ref: null } : {}),
+        // What was issued and then rolled back no longer counts as serving: the next attempt orders afresh.
+        ...(notServing ? { container_ref: null } : {}),
       })
       .where('listener_id', '=', listener.id)
       .execute();
