@@ -17,7 +17,7 @@ import { failoverHistory } from '../views/failovers.js';
 import { listenerFor } from '../loaders.js';
 import { acmeCertificateCodec } from '../../db/records/acme-certificate.js';
 import { timestamp } from '../../domain/time.js';
-import type { ListenerRow } from '../../db/records/listener.js';
+import { listenerCodec, type ListenerRow } from '../../db/records/listener.js';
 
 /** The query's values, the last of a repeated key (as lists read them); a key not in `known` is refused as a list refuses an unknown filter. */
 export function queryOf<K extends string>(req: FastifyRequest, known: readonly K[]): Partial<Record<K, string>> {
@@ -45,7 +45,7 @@ export const ostiaExtensionRoutes = (deps: ApiDeps): FastifyPluginAsync => async
     const p = row ? acmeCertificateCodec.decode(row) : undefined;
     return {
       listener_id: listener.id,
-      domains: JSON.parse(listener.acme_domains) as string[],
+      domains: listenerCodec.decode(listener).acme_domains!,
       container_ref: p?.container_ref ?? null,
       not_before: p?.not_before ?? null,
       not_after: p?.not_after ?? null,
@@ -67,7 +67,7 @@ export const ostiaExtensionRoutes = (deps: ApiDeps): FastifyPluginAsync => async
     await db
       .insertInto('acme_certificate')
       .values(acmeCertificateCodec.encode({
-        listener_id: listener.id, domains: JSON.parse(listener.acme_domains!) as string[], container_ref: null, not_before: null, not_after: null,
+        listener_id: listener.id, domains: listenerCodec.decode(listener).acme_domains!, container_ref: null, not_before: null, not_after: null,
         renew_requested: true, failures: 0, last_error: null, next_attempt_at: 0, claimed_until: 0, updated_at: timestamp(),
       }))
       .onConflict((oc) => oc.column('listener_id').doUpdateSet({ renew_requested: 1, next_attempt_at: 0, updated_at: timestamp() }))

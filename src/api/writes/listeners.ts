@@ -39,10 +39,6 @@ function listenerEnv(deps: ApiDeps, row: LoadBalancerRow): ListenerEnv {
   };
 }
 
-function decodeAcme<T extends { acme_domains: string | null }>(row: T) {
-  return listenerCodec.decode(row);
-}
-
 /** A default pool must live on the listener's load balancer and speak a compatible protocol. */
 async function checkDefaultPool(trx: Trx, lbId: string, poolId: string, listenerProtocol: string): Promise<void> {
   const pool = await trx.selectFrom('pool').select(['protocol', 'load_balancer_id']).where('id', '=', poolId).executeTakeFirst();
@@ -77,7 +73,7 @@ export async function insertListener(deps: ApiDeps, trx: Trx, lb: LoadBalancerRo
     if (!placeholderRef) throw apiError('VALIDATION', 'acme_domains is set on a listener created on its own (POST /v2/lbaas/listeners), not inside a load balancer create.');
     spec.default_tls_container_ref = placeholderRef;
   }
-  const siblings = (await trx.selectFrom('listener').select(['id', 'protocol', 'protocol_port', 'acme_domains']).where('load_balancer_id', '=', lb.id).execute()).map(decodeAcme);
+  const siblings = (await trx.selectFrom('listener').select(['id', 'protocol', 'protocol_port', 'acme_domains']).where('load_balancer_id', '=', lb.id).execute()).map((r) => listenerCodec.decode(r));
   assertPortFree(spec, siblings);
   checkHttp01Port([...siblings, spec]);
   const defaultPoolId = input.default_pool_id ?? null;
@@ -115,7 +111,7 @@ export async function updateListener(deps: ApiDeps, trx: Trx, row: ListenerRow, 
   if (b.acme_domains) {
     checkAcmeAvailable(deps, lb);
     const siblings = await trx.selectFrom('listener').select(['id', 'protocol', 'protocol_port', 'acme_domains']).where('load_balancer_id', '=', lb.id).where('id', '!=', id).execute();
-    checkHttp01Port([...siblings.map(decodeAcme), spec]);
+    checkHttp01Port([...siblings.map((r) => listenerCodec.decode(r)), spec]);
   }
   if (b.default_pool_id) await checkDefaultPool(trx, lb.id, b.default_pool_id, spec.protocol);
   const record: ListenerRecord = {
