@@ -1,10 +1,12 @@
 /**
  * Another version of Ostia to measure beside this one: a git commit of this checkout, exported
- * (git archive) and built once into a directory of its own under the system's temporary directory,
- * with this checkout's node_modules. Its bin/ostia.js runs the roles of that version.
+ * (git archive) and built once into a directory of its own under the system's temporary directory.
+ * It uses this checkout's node_modules when its package-lock.json is the same, and installs its own
+ * otherwise (an older version may need a package this one replaced). Its bin/ostia.js runs the
+ * roles of that version.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/support/ostia-process.js';
@@ -23,8 +25,17 @@ export function builtVersion(ref: string): { commit: string; bin: string } {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   execFileSync('bash', ['-c', 'git -C "$1" archive "$2" | tar -x -C "$3"', 'archive', repo, commit, dir], { stdio: 'inherit' });
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  execFileSync(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+  if (sameLockfile(repo, dir)) symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+  else {
+    progress(`${ref} has other dependencies than this checkout: npm ci of its own (a few minutes when one compiles)`);
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+  }
+  execFileSync(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
   execFileSync(process.execPath, ['scripts/bundle-agent.mjs'], { cwd: dir, stdio: 'inherit' });
   return { commit, bin };
+}
+
+function sameLockfile(repo: string, dir: string): boolean {
+  const lock = (root: string) => readFileSync(join(root, 'package-lock.json'), 'utf8');
+  return existsSync(join(dir, 'package-lock.json')) && lock(repo) === lock(dir);
 }
