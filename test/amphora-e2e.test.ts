@@ -16,6 +16,7 @@ import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
 import { collectBodies, eventually, randomPort, startBackend, type Backend } from './support/amphora-fixtures.js';
 import { madeOnce } from './support/made-once.js';
+import { failuresDuring } from './support/vip-takeover.js';
 
 const ADMIN = 'ostia';
 const DEMO = 'ostia-demo';
@@ -108,6 +109,34 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
     const amphorae = await amphoraeOfLb();
     assert.equal(amphorae.length, 1);
     assert.equal(amphorae[0]!.status, 'ALLOCATED');
+  });
+
+  it('moves to another flavor (PUT …/migrate) while a client connects every 20 ms: a new amphora, the same VIP', { timeout: 180_000 }, async () => {
+    const { lb, vip } = await built();
+    await show(ADMIN, ['loadbalancer', 'flavorprofile', 'create', '--name', 'large', '--provider', 'amphora', '--flavor-data', '{"compute_flavor": "large"}']);
+    const flavor = await show(ADMIN, ['loadbalancer', 'flavor', 'create', '--name', 'large', '--flavorprofile', 'large', '--enable']);
+    const [old] = await amphoraeOfLb();
+    const token = await ostia.token(DEMO);
+    const seen = await failuresDuring(vip, listenerPort, async () => {
+      const res = await fetch(`${ostia.url}/v2/lbaas/loadbalancers/${String(lb.id)}/migrate`, {
+        method: 'PUT',
+        headers: { 'x-auth-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ migration: { flavor_id: flavor.id } }),
+      });
+      assert.equal(res.status, 202, await res.text());
+      // Held GETs (`?wait`), not polling, until the load balancer leaves PENDING_UPDATE.
+      await eventually(async () => {
+        const shown = (await (await fetch(`${ostia.url}/v2/lbaas/loadbalancers/${String(lb.id)}?wait=30`, { headers: { 'x-auth-token': token } })).json()) as { loadbalancer: Obj };
+        return shown.loadbalancer.provisioning_status === 'ACTIVE';
+      }, 'the migrated load balancer to be ACTIVE', 120_000, 0);
+    }, 150_000);
+    console.log(`# migrate to another flavor (compute.driver local): ${seen.failed} of ${seen.connections} connections failed, ${seen.interruptionMs} ms without answers`);
+    assert.equal(seen.failed, 0, 'no connection lost: both amphorae bind the VIP until the old one has drained');
+    const now = await amphoraeOfLb();
+    assert.equal(now.length, 1);
+    assert.notEqual(now[0]!.id, old!.id);
+    assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).flavor_id, flavor.id);
+    assert.deepEqual([...new Set(await collectBodies(vip, listenerPort, 8))].sort(), ['backend-a', 'backend-b']);
   });
 
   it('stops sending to a disabled member, which the status tree reports OFFLINE', { timeout: 90_000 }, async () => {

@@ -14,6 +14,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import type { Server } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -22,7 +23,7 @@ import { writeFileAtomically } from './atomic-file.js';
 import type { HaproxyProcess } from './haproxy/process.js';
 import { snapshotFromStats } from './heartbeat.js';
 import { ApplyError, type ConfigApplier } from './apply.js';
-import { AcmeChallenge } from '../domain/amphora-config.js';
+import { AcmeChallenge, type AmphoraConfig } from '../domain/amphora-config.js';
 import { AcmeChallengeError, type AcmeChallenges } from './acme-challenges.js';
 import { violations } from './typed-check.js';
 
@@ -87,6 +88,7 @@ export function buildAgentServer(opts: AgentServerOptions): FastifyInstance<Serv
     haproxyVersion: opts.haproxyVersion,
     configVersion: opts.applier.version,
     haproxy: opts.haproxy.status(),
+    vipHeld: holdsVips(opts.applier.applied),
   }));
 
   app.get('/1.0/config', async () => {
@@ -147,4 +149,15 @@ function checkedIdentity(pem: string, amphoraId: string): { cert: string; key: s
   if (Date.parse(parsed.validFrom) > now || Date.parse(parsed.validTo) < now)
     throw new AgentError(400, 'the certificate is not valid now', `valid from ${parsed.validFrom} to ${parsed.validTo}`);
   return { cert: `${cert}\n`, key: `${key}\n`, notAfter: new Date(parsed.validTo).toISOString() };
+}
+
+/**
+ * Whether this amphora's network stack holds every VIP of its configuration (keepalived put them on
+ * the MASTER of a pair); null before a configuration. The controller waits on it before it retires
+ * the amphora a migration's pair replaces.
+ */
+function holdsVips(config: AmphoraConfig | null): boolean | null {
+  if (!config) return null;
+  const held = new Set(Object.values(networkInterfaces()).flatMap((addresses) => (addresses ?? []).map((a) => a.address)));
+  return [config.vip.address, ...config.vip.additional].every((vip) => held.has(vip));
 }

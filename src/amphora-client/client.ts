@@ -25,6 +25,8 @@ export interface AgentInfo {
   apiVersion: string;
   haproxyVersion: string;
   configVersion: number;
+  /** Whether the amphora holds its VIPs (null before a configuration; absent from agents before migrations). */
+  vipHeld?: boolean | null;
 }
 
 export interface ApplyResult {

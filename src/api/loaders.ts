@@ -21,7 +21,7 @@ import type { L7RuleRow } from '../db/records/l7rule.js';
 type Q = Kysely<Database> | Transaction<Database>;
 
 /** Loads a load balancer the caller may act on. */
-export async function loadBalancerFor(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete' | 'get_stats' | 'get_status' | 'put_failover'): Promise<LoadBalancerRow> {
+export async function loadBalancerFor(deps: ApiDeps, ctx: RequestContext, id: string, action: 'get_one' | 'put' | 'delete' | 'get_stats' | 'get_status' | 'put_failover' | 'put_migrate'): Promise<LoadBalancerRow> {
   const row = await parentLoadBalancer(deps.db.kysely, id);
   authorize(ctx, 'loadbalancer', action, row.project_id);
   return row;

@@ -39,6 +39,7 @@ export type Action =
   | 'get_stats'
   | 'get_status'
   | 'put_failover'
+  | 'put_migrate'
   | 'put_config'
   | 'get_defaults';
 
@@ -143,7 +144,7 @@ const adminOnly = (...actions: Action[]): Partial<Record<Action, RuleName>> => O
 
 /** Which rule each endpoint applies (octavia/policies/*.py); pairs missing here are refused, as oslo.policy refuses an undefined rule. */
 const endpoints: Record<Resource, Partial<Record<Action, RuleName>>> = {
-  loadbalancer: { ...crud, get_stats: 'read', get_status: 'read', put_failover: 'admin' },
+  loadbalancer: { ...crud, get_stats: 'read', get_status: 'read', put_failover: 'admin', put_migrate: 'write' },
   listener: { ...crud, get_stats: 'read' },
   pool: crud,
   member: { get_all: 'listMembers', get_one: 'read', post: 'write', put: 'write', delete: 'write' },

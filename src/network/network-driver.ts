@@ -55,6 +55,12 @@ export interface NetworkDriver {
   releaseManagementAddress(db: Kysely<Database>, amphoraId: string): Promise<void>;
   /** Makes the VIPs reachable on the amphora, so its HAProxy can bind them; plugging again changes nothing. */
   plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort | null>;
+  /**
+   * The amphora takes VIPs it was plugged with `floating` (let through, not held) and announces them,
+   * so its neighbours send it the traffic: a migration's new amphora serves before it does this.
+   * Claiming again changes nothing.
+   */
+  claimVip(db: Kysely<Database>, plug: Omit<VipPlug, 'floating'>): Promise<void>;
   /** Undoes plugVip and plugMemberNetworks; unplugging an amphora that has nothing plugged succeeds. */
   unplugVip(db: Kysely<Database>, amphoraId: string): Promise<void>;
   /**

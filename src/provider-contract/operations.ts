@@ -1,8 +1,9 @@
 /** The operations a job asks of a provider: one per change the API or the health manager makes. */
 import type { TlsChange } from '../certificate-use/consumers.js';
+import type { Migration } from '../domain/placement.js';
 
 export const Operations = [
-  'loadbalancer.create', 'loadbalancer.update', 'loadbalancer.delete', 'loadbalancer.failover',
+  'loadbalancer.create', 'loadbalancer.update', 'loadbalancer.delete', 'loadbalancer.failover', 'loadbalancer.migrate',
   'listener.create', 'listener.update', 'listener.delete',
   'pool.create', 'pool.update', 'pool.delete',
   'member.create', 'member.update', 'member.delete', 'member.batch',
@@ -26,6 +27,8 @@ interface PayloadFields {
   tls_change: TlsChange;
   /** Why the health manager fails the amphora over (what it also wrote to the amphora's status_reason). */
   reason: string;
+  /** A migration's placement before and as asked (`PUT …/migrate`). */
+  migration: Migration;
   /** The health manager enqueued the job, not a request: `enqueue` records it, for the failover history. */
   automatic: true;
 }
@@ -37,6 +40,8 @@ export type JobPayload<O extends Operation> = O extends 'amphora.failover'
     ? Pick<PayloadFields, 'amphora_id'>
     : O extends 'loadbalancer.delete'
       ? Pick<PayloadFields, 'cascade'>
+      : O extends 'loadbalancer.migrate'
+        ? Pick<PayloadFields, 'migration'>
       : O extends 'listener.update' | 'pool.update'
         ? Partial<Pick<PayloadFields, 'tls_change'>>
         : Record<string, never>;

@@ -6,6 +6,7 @@
  */
 import type { Flow, StepContext } from './flow.js';
 import type { Operation } from './operations.js';
+import type { Topology } from '../domain/enums.js';
 import type { HealthMonitorAttrs } from '../domain/rules/healthmonitor.js';
 import type { L7PolicyRecord } from '../db/records/l7policy.js';
 import type { L7RuleRecord } from '../db/records/l7rule.js';
@@ -41,6 +42,8 @@ export interface ProviderChecks {
   healthMonitor?(hm: HealthMonitorAttrs, pool: PoolRecord): void;
   l7policy?(policy: L7PolicySettings, listener: ListenerRecord): void;
   l7rule?(rule: L7RuleSettings): void;
+  /** A topology a migration asks for; a provider without this hook builds no amphorae and has none. */
+  topology?(topology: Topology): void;
   /** Operations this provider cannot do at all (e.g. amphora failover on a provider without amphorae). */
   operation?(op: Operation): void;
 }

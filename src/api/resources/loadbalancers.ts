@@ -1,7 +1,9 @@
-/** /lbaas/loadbalancers: create (plain or with its tree), list, show, update, delete, failover. */
+/** /lbaas/loadbalancers: create (plain or with its tree), list, show, update, delete, failover, and Ostia's migrate. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../context.js';
-import { LoadBalancerCreateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
+import { LoadBalancerCreateBody, LoadBalancerMigrateBody, LoadBalancerUpdateBody } from '../../domain/schemas/loadbalancer.js';
+import type { Static } from '../../domain/schema-kit.js';
+import { migrateLoadBalancer } from '../writes/migrations.js';
 import { treeObjectAttributes, type ListSpec } from '../listing.js';
 import { treeRoutes } from '../shared-routes.js';
 import { renderLoadBalancers } from '../views/loadbalancer.js';
@@ -59,5 +61,13 @@ export const loadBalancerRoutes = (deps: ApiDeps): FastifyPluginAsync => async (
     deps.providers.forLoadBalancer(row.provider).checks.operation?.('loadbalancer.failover');
     await change(deps, (trx) => failoverLoadBalancer(trx, row));
     return reply.code(202).send();
+  });
+
+  // An Ostia extension: another flavor or topology, with the VIP kept (writes/migrations.ts).
+  app.put<{ Params: { id: string } }>('/loadbalancers/:id/migrate', { schema: { body: LoadBalancerMigrateBody } }, async (req, reply) => {
+    const row = await loadBalancerFor(deps, req.ctx, req.params.id, 'put_migrate');
+    const { migration } = req.body as Static<typeof LoadBalancerMigrateBody>;
+    await change(deps, (trx) => migrateLoadBalancer(deps, trx, row, migration));
+    return reply.code(202).send({ loadbalancer: await render(await loadBalancerFor(deps, req.ctx, row.id, 'get_one')) });
   });
 };

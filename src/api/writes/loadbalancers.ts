@@ -164,6 +164,7 @@ export async function insertLoadBalancer(deps: ApiDeps, trx: Trx, ctx: RequestCo
     provider,
     flavor_id: b.flavor_id ?? null,
     availability_zone: b.availability_zone ?? null,
+    topology: null,
     status_reason: null,
     config_version: 0,
     created_at: timestamp(),

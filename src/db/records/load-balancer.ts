@@ -1,4 +1,4 @@
-import type { VnicType } from '../../domain/enums.js';
+import type { Topology, VnicType } from '../../domain/enums.js';
 import { codec, type Row } from './codec.js';
 import type { TreeObject } from './tree-object.js';
 
@@ -23,6 +23,8 @@ export interface LoadBalancerRecord extends TreeObject {
   provider: string;
   flavor_id: string | null;
   availability_zone: string | null;
+  /** Chosen by a migration apart from the flavor; null: what the flavor (or the default) says. */
+  topology: Topology | null;
   /** Why the last operation failed, or null: an extension old clients ignore. */
   status_reason: string | null;
   /** Generation of the configuration pushed to its amphorae; bumped by every change. */

@@ -44,5 +44,17 @@ export const LoadBalancerUpdateBody = Strict({
   }),
 });
 
+/**
+ * `PUT /v2/lbaas/loadbalancers/{id}/migrate` (an Ostia extension): where to move the load balancer.
+ * What is left out stays as it is; a new provider without a flavor means none.
+ */
+export const LoadBalancerMigrateBody = Strict({
+  migration: Patch({
+    provider: Str(64),
+    flavor_id: Nullable(Uuid()),
+    topology: Enum(Topology),
+  }),
+});
+
 /** Keys a flavor profile may set for load balancers built by Ostia's providers. */
 export const TopologyEnum = Enum(Topology);

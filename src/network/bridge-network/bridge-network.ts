@@ -41,6 +41,9 @@ const PORT_FORWARDING_MS = 5_000;
 /** The amphora's interface on the VIP network. */
 export const VIP_INTERFACE = 'eth1';
 
+/** `ip` commands putting the VIPs on the amphora's VIP interface (`replace`: again without an error). */
+const vipAddressCommands = (addresses: readonly string[], verb: 'add' | 'replace') => addresses.map((vip) => `address ${verb} ${vip}/${ipVersion(vip) === 6 ? 128 : 32} dev ${VIP_INTERFACE}`);
+
 const hex = (id: string, n: number) => id.replace(/-/g, '').slice(0, n);
 /** Interface names are at most 15 characters: these are 14, 13 and 15. */
 const networkBridge = (networkId: string) => `br-${hex(networkId, 11)}`;
@@ -149,10 +152,17 @@ export class BridgeNetwork implements NetworkDriver {
    */
   async plugVip(db: Kysely<Database>, plug: VipPlug): Promise<BasePort> {
     const port = await this.amphoraPorts.ensure(db, plug.amphoraId, plug.subnetId, VRRP_DEVICE_OWNER);
-    const vips = plug.floating ? [] : plug.addresses.map((vip) => `address add ${vip}/${ipVersion(vip) === 6 ? 128 : 32} dev ${VIP_INTERFACE}`);
+    const vips = plug.floating ? [] : vipAddressCommands(plug.addresses, 'add');
     const route = port.subnet.gateway_ip && port.subnet.ip_version === 4 ? [`route replace default via ${port.subnet.gateway_ip} dev ${VIP_INTERFACE}`] : [];
     await this.plugAmphora(plug.amphoraId, port, amphoraPortEnd(plug.amphoraId), VIP_INTERFACE, vips, route, plug.addresses);
     return { portId: port.id, address: port.address, interface: VIP_INTERFACE };
+  }
+
+  async claimVip(_db: Kysely<Database>, plug: Omit<VipPlug, 'floating'>): Promise<void> {
+    const netns = amphoraNamespace(this.fabric, plug.amphoraId);
+    await ipBatch(netns, vipAddressCommands(plug.addresses, 'replace'));
+    // As after a plug: setting the MAC the interface has makes the namespace announce its addresses (arp_notify).
+    await ip('-n', netns, 'link', 'set', 'dev', VIP_INTERFACE, 'address', await linkMac(VIP_INTERFACE, netns));
   }
 
   async unplugVip(db: Kysely<Database>, amphoraId: string): Promise<void> {

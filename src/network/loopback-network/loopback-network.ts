@@ -51,6 +51,9 @@ export class LoopbackNetwork implements NetworkDriver {
     return null;
   }
 
+  /** Loopback VIPs are every process's already: amphorae bind them side by side (SO_REUSEPORT). */
+  async claimVip(_db: Kysely<Database>, _plug: Omit<VipPlug, 'floating'>): Promise<void> {}
+
   /** Nothing was changed by plugVip, so nothing is undone; no check either, so a delete is never blocked. */
   async unplugVip(_db: Kysely<Database>, _amphoraId: string): Promise<void> {}
 

@@ -10,7 +10,8 @@
 import type { Config } from '../../config.js';
 import type { Capability, ProviderChecks } from '../../provider-contract/provider.js';
 import { apiError } from '../../domain/errors.js';
-import { LbAlgorithm, ListenerProtocol, PoolProtocol } from '../../domain/enums.js';
+import { LbAlgorithm, ListenerProtocol, PoolProtocol, type Topology } from '../../domain/enums.js';
+import { effectiveTopology, flavorTopology } from '../../domain/placement.js';
 import { tlsVersionRange } from '../../domain/grammar/tls.js';
 import { capabilitiesOf, validateProfileData, type DataSchema } from '../profile-data.js';
 import { capabilityTable, option, type CapabilityTable } from '../capability-table.js';
@@ -112,15 +113,23 @@ export const ACTIVE_STANDBY_REFUSAL =
  */
 export function validateAmphoraFlavorData(data: Record<string, unknown>, opts: { activeStandby: boolean } = { activeStandby: false }): void {
   validateProfileData(PROVIDER, FlavorSchema, data);
-  if (data.loadbalancer_topology === 'ACTIVE_STANDBY' && !opts.activeStandby) throw refuse(ACTIVE_STANDBY_REFUSAL);
+  if (data.loadbalancer_topology === 'ACTIVE_STANDBY') checkTopology('ACTIVE_STANDBY', opts);
   for (const key of ['sriov_vip', 'allow_member_sriov'])
     if (data[key] === true) throw refuse(`${key} True is not supported: loopback networking has no SR-IOV.`);
 }
 
-/** What a stored amphora flavor profile asks for: its topology (SINGLE unless it says otherwise) and compute flavor. */
-export function amphoraProfile(flavorData: string | null): { topology: 'SINGLE' | 'ACTIVE_STANDBY'; computeFlavor: string | null } {
-  const data = JSON.parse(flavorData ?? '{}') as { loadbalancer_topology?: string; compute_flavor?: string };
-  return { topology: data.loadbalancer_topology === 'ACTIVE_STANDBY' ? 'ACTIVE_STANDBY' : 'SINGLE', computeFlavor: data.compute_flavor ?? null };
+/** A topology asked of amphorae (by a flavor profile or a migration) that this compute driver cannot build is refused. */
+export function checkTopology(topology: Topology, opts: { activeStandby: boolean }): void {
+  if (topology === 'ACTIVE_STANDBY' && !opts.activeStandby) throw refuse(ACTIVE_STANDBY_REFUSAL);
+}
+
+/**
+ * What a stored amphora flavor profile asks for: its compute flavor, and its topology unless the load
+ * balancer chose its own (SINGLE when neither says).
+ */
+export function amphoraProfile(flavorData: string | null, ownTopology: Topology | null = null): { topology: Topology; computeFlavor: string | null } {
+  const data = JSON.parse(flavorData ?? '{}') as { compute_flavor?: string };
+  return { topology: effectiveTopology(ownTopology, flavorTopology(flavorData)), computeFlavor: data.compute_flavor ?? null };
 }
 
 export function validateAmphoraAvailabilityZoneData(data: Record<string, unknown>): void {
@@ -157,5 +166,6 @@ export function amphoraChecks(compute: ComputeDriverName): ProviderChecks {
     l7policy(_policy, listener) {
       if (!L7ListenerProtocols.includes(listener.protocol)) throw refuse(`${listener.protocol} protocol listeners do not support L7 policies`);
     },
+    topology: (topology) => checkTopology(topology, { activeStandby: compute !== 'local' }),
   };
 }

@@ -360,6 +360,30 @@ test('amphora configure re-pushes without touching statuses; delete stops every 
   assert.equal(await db().selectFrom('port').select('id').where('device_id', '=', amp!.id).executeTakeFirst(), undefined);
 });
 
+test('a migration that fails takes down what it built: the previous amphora serves on, the load balancer is ACTIVE with the reason', async () => {
+  const lb = await createLb();
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  const [before] = await amphoraeOf(lb.id);
+  const fp = await h.request('POST', '/v2/lbaas/flavorprofiles', { body: { flavorprofile: { name: 'big', provider_name: 'amphora', flavor_data: '{"compute_flavor": "big"}' } }, as: admin });
+  const flavor = (await h.request('POST', '/v2/lbaas/flavors', { body: { flavor: { name: 'big', flavor_profile_id: fp.json().flavorprofile.id } }, as: admin })).json().flavor;
+  agents.failPush = new Error('agent exploded');
+  const r = await h.request('PUT', `/v2/lbaas/loadbalancers/${lb.id}/migrate`, { body: { migration: { flavor_id: flavor.id } }, as: memberA });
+  assert.equal(r.statusCode, 202, r.body);
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  const row = await lbRow(lb.id);
+  assert.equal(row.flavor_id, null, 'the load balancer keeps its placement');
+  assert.equal(row.status_reason, `the migration to flavor ${flavor.id} failed at push-config: agent exploded; it still serves from its previous amphorae. Migrate again, or see the job's trace.`);
+  const amphorae = await amphoraeOf(lb.id);
+  assert.deepEqual(amphorae.map((a) => [a.id === before!.id, a.status, a.compute_flavor]), [[true, 'ALLOCATED', null], [false, 'ERROR', 'big']]);
+  assert.deepEqual((await compute.list()).map((c) => c.amphoraId), [before!.id], 'only the previous amphora runs');
+  // A second try, the agents well again, moves it.
+  agents.failPush = null;
+  assert.equal((await h.request('PUT', `/v2/lbaas/loadbalancers/${lb.id}/migrate`, { body: { migration: { flavor_id: flavor.id } }, as: memberA })).statusCode, 202);
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  assert.deepEqual([(await lbRow(lb.id)).flavor_id, (await lbRow(lb.id)).status_reason], [flavor.id, null]);
+  assert.deepEqual((await amphoraeOf(lb.id)).filter((a) => a.status === 'ALLOCATED').map((a) => a.compute_flavor), ['big']);
+});
+
 test('every operation has its flow, steps in this order', () => {
   const driver = amphoraDriver(async () => assert.fail('no step runs here'));
   const names = (op: Parameters<typeof driver.flow>[0]) => driver.flow(op).steps.map((s) => s.name);
@@ -368,6 +392,8 @@ test('every operation has its flow, steps in this order', () => {
   // A pair's standby is replaced first, then its active; a STANDALONE amphora needs only the first round.
   assert.deepEqual(names('loadbalancer.failover'), [...build, 'retire-old-amphorae', ...build, 'retire-old-amphorae', 'mark-active']);
   assert.deepEqual(names('amphora.failover'), [...build, 'retire-old-amphorae', 'mark-active']);
+  const move = [...build, 'claim-vip', 'retire-old-amphorae'];
+  assert.deepEqual(names('loadbalancer.migrate'), [...move, ...move, 'push-config', 'mark-active']);
   assert.deepEqual(names('loadbalancer.delete'), ['stop-amphorae', 'settle']);
   assert.deepEqual(names('amphora.config'), ['push-config']);
   assert.deepEqual(names('amphora.delete'), ['delete-amphora']);

@@ -14,6 +14,13 @@
  *                         refused puts only the changed objects in ERROR (verify-certificates
  *                         checks at the VIP that new or changed TLS listeners serve what they
  *                         should, and rolls a changed listener's certificates back if not)
+ *   loadbalancer.migrate  the failover's rounds for the placement moved to (flavor, topology), each
+ *                         round's new amphorae configured before claim-vip moves the traffic to them,
+ *                         then the old ones drained and retired (a pair's leaving MASTER hands the VIPs
+ *                         over: it stays the others' peer until it goes), the survivors configured
+ *                         without them; mark-active records the new
+ *                         placement. A failure takes down what the job built: the previous amphorae
+ *                         kept serving, the load balancer goes back to ACTIVE with the reason
  *   loadbalancer.delete   stop-amphorae → settle
  *   amphora.config        push-config (to that amphora; no status changes)
  *   amphora.delete        delete-amphora
@@ -27,9 +34,9 @@ import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 import { rememberFailure } from '../../db/failover-memory.js';
 import { failoverOwnerReason, failureKind, ownerFailureReason, refusedChangeReason } from './failures.js';
-import { settleRefusedChange } from './statuses.js';
+import { settleAmphoraTree, settleRefusedChange } from './statuses.js';
 import {
-  bootCompute, builtAndKept, builtByJob, createAmphora, deleteAmphora, inService, markActive, namedInPayload, plugVip, pushConfig,
+  bootCompute, builtAndKept, builtKeptAndLeaving, claimVip, builtByJob, createAmphora, deleteAmphora, findBuiltAmphorae, inService, markActive, namedInPayload, plugVip, pushConfig,
   retireOldAmphorae, settle, stopAmphorae, unfinishedBuilt, updateAmphora, waitForAgent, type Round,
 } from './steps.js';
 
@@ -74,12 +81,35 @@ function failChange(load: AmphoraDepsLoader): Flow['onFailure'] {
   };
 }
 
+/**
+ * A migration that failed: what it built is down (the reverts) or ERROR, the amphorae it did not yet
+ * replace still serve, so the load balancer is ACTIVE again under its previous placement, with the reason.
+ */
+function failMigration(load: AmphoraDepsLoader): Flow['onFailure'] {
+  return async (ctx, step, error) => {
+    const { dataPlane } = await load();
+    const to = ctx.payload.migration?.to;
+    await ctx.db.kysely.transaction().execute(async (trx) => {
+      for (const built of await unfinishedBuilt(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
+      const halfway = (await findBuiltAmphorae(trx, ctx.jobId)).some((a) => a.status === 'ALLOCATED');
+      if (!(await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane }))) return;
+      const target = to ? `flavor ${to.flavor_id ?? 'none'}${to.topology ? `, topology ${to.topology}` : ''}` : 'the new placement';
+      const kept = halfway ? 'half of its amphorae were replaced and serve beside the other half' : 'it still serves from its previous amphorae';
+      const text = `the migration to ${target} failed at ${step}: ${error.message}; ${kept}. Migrate again, or see the job's trace.`;
+      await trx.updateTable('load_balancer').set({ status_reason: text }).where('id', '=', ctx.loadBalancerId).execute();
+    });
+    ctx.log.warn({ lb: ctx.loadBalancerId, step, err: error }, 'migration failed; the load balancer serves as before');
+  };
+}
+
 export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
   const build = (round: Round) => [createAmphora(load, round), bootCompute(load, round), waitForAgent(load, round), plugVip(load, round)];
   const replace = (round: Round) => [...build(round), pushConfig(load, builtAndKept(round)), retireOldAmphorae(load, round)];
   const create: Flow = { steps: [...build(0), pushConfig(load, builtByJob), verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
   const failover: Flow = { steps: [...replace(0), markActive(load)], onFailure: failFailover };
   const failoverInTurn: Flow = { steps: [...replace(0), ...replace(1), markActive(load)], onFailure: failFailover };
+  const move = (round: Round) => [...build(round), pushConfig(load, builtKeptAndLeaving(round)), claimVip(load, round), retireOldAmphorae(load, round)];
+  const migrate: Flow = { steps: [...move(0), ...move(1), pushConfig(load, inService), markActive(load)], onFailure: failMigration(load) };
   const change: Flow = { steps: [pushConfig(load, inService), verifyCertificates(load), settle(load)], onFailure: failChange(load) };
   const remove: Flow = { steps: [stopAmphorae(load), settle(load)], onFailure: failLoadBalancer };
   // Not under the load balancer's lock: other jobs' pending objects must not be settled, nor the load balancer failed.
@@ -101,6 +131,8 @@ export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
         return create;
       case 'loadbalancer.failover':
         return failoverInTurn;
+      case 'loadbalancer.migrate':
+        return migrate;
       case 'amphora.failover':
         return failover;
       case 'loadbalancer.delete':

@@ -7,6 +7,7 @@
  */
 import { loadBalancerCodec } from '../../db/records/load-balancer.js';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { nameBasedUuid } from '../../domain/ids.js';
 import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Step, StepContext } from '../../provider-contract/flow.js';
@@ -23,6 +24,7 @@ import { settleAmphoraTree } from './statuses.js';
 import { heartbeatKey } from './heartbeat-key.js';
 import { forgetFailovers } from '../../db/failover-memory.js';
 import { adoptSpare } from './spare-adoption.js';
+import { recordMigration } from '../migration-record.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -108,25 +110,33 @@ async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; sub
   return { portId: lb.vip_port_id, subnetId: lb.vip_subnet_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional_vips.map((v) => v.ip_address)], securityGroups: vip_sg_ids };
 }
 
-interface Placement {
+interface AmphoraPlacement {
   computeFlavor: string | null;
   zone: string | null;
   topology: 'SINGLE' | 'ACTIVE_STANDBY';
 }
 
-/** The load balancer's flavor and availability zone: its topology, and a compute flavor and zone recorded, not acted on. */
-async function placementOf(db: Q, lbId: string): Promise<Placement> {
-  const row = await db
-    .selectFrom('load_balancer as lb')
-    .leftJoin('flavor', 'flavor.id', 'lb.flavor_id')
-    .leftJoin('flavor_profile', 'flavor_profile.id', 'flavor.flavor_profile_id')
-    .leftJoin('availability_zone as az', 'az.name', 'lb.availability_zone')
-    .leftJoin('availability_zone_profile as azp', 'azp.id', 'az.availability_zone_profile_id')
-    .select(['flavor_profile.flavor_data', 'azp.availability_zone_data'])
-    .where('lb.id', '=', lbId)
-    .executeTakeFirst();
-  const zone = JSON.parse(row?.availability_zone_data ?? '{}') as { compute_zone?: string };
-  return { ...amphoraProfile(row?.flavor_data ?? null), zone: zone.compute_zone ?? null };
+/**
+ * The load balancer's flavor and availability zone: its topology, and a compute flavor and zone recorded,
+ * not acted on. A migration builds for the placement it moves to.
+ */
+async function placementOf(ctx: Pick<StepContext, 'db' | 'loadBalancerId' | 'payload'>): Promise<AmphoraPlacement> {
+  const db = ctx.db.kysely;
+  const lb = await db.selectFrom('load_balancer').select(['flavor_id', 'topology', 'availability_zone']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
+  const { flavor_id, topology } = ctx.payload.migration?.to ?? lb;
+  const flavor = flavor_id
+    ? await db.selectFrom('flavor').innerJoin('flavor_profile', 'flavor_profile.id', 'flavor.flavor_profile_id').select('flavor_profile.flavor_data').where('flavor.id', '=', flavor_id).executeTakeFirst()
+    : undefined;
+  const zone = lb.availability_zone
+    ? await db
+        .selectFrom('availability_zone as az')
+        .innerJoin('availability_zone_profile as azp', 'azp.id', 'az.availability_zone_profile_id')
+        .select('azp.availability_zone_data')
+        .where('az.name', '=', lb.availability_zone)
+        .executeTakeFirst()
+    : undefined;
+  const zoneData = JSON.parse(zone?.availability_zone_data ?? '{}') as { compute_zone?: string };
+  return { ...amphoraProfile(flavor?.flavor_data ?? null, topology), zone: zoneData.compute_zone ?? null };
 }
 
 /**
@@ -159,6 +169,7 @@ const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, 
 /** Octavia's DEFAULT_VRRP_ID, which its flows give every amphora, STANDALONE included. */
 const VRRP_ID = 1;
 const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
+const masterLast = (a: AmphoraRow, b: AmphoraRow) => Number(a.role === 'MASTER') - Number(b.role === 'MASTER');
 
 /** The amphorae of the load balancer a failover may replace: those not built by this job and not gone. */
 async function previousAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
@@ -173,7 +184,7 @@ async function previousAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
 
 /** A pair whose halves both exist is failed over half by half; any other set is rebuilt whole. */
 const halvesOf = (amphorae: readonly AmphoraRow[]) => ({ master: amphorae.filter((a) => a.role === 'MASTER'), others: amphorae.filter((a) => a.role !== 'MASTER') });
-const standbyFirst = (topology: Placement['topology'], previous: readonly AmphoraRow[]) => {
+const standbyFirst = (topology: AmphoraPlacement['topology'], previous: readonly AmphoraRow[]) => {
   const { master, others } = halvesOf(previous);
   return topology === 'ACTIVE_STANDBY' && master.length === 1 && others.length > 0;
 };
@@ -183,7 +194,7 @@ const standbyFirst = (topology: Placement['topology'], previous: readonly Amphor
  * the round's amphorae serve). A half of a pair is rebuilt as BACKUP: its survivor holds the VIP (keepalived
  * never preempts), so the survivor becomes the MASTER. A create replaces nothing.
  */
-async function roundPlan(ctx: StepContext, round: Round, topology: Placement['topology']): Promise<{ roles: Role[]; replaced: AmphoraRow[] }> {
+async function roundPlan(ctx: StepContext, round: Round, topology: AmphoraPlacement['topology']): Promise<{ roles: Role[]; replaced: AmphoraRow[] }> {
   if (ctx.operation === 'loadbalancer.create') return { roles: round === 0 ? (topology === 'ACTIVE_STANDBY' ? ['MASTER', 'BACKUP'] : ['STANDALONE']) : [], replaced: [] };
   if (ctx.payload.amphora_id !== undefined) {
     if (round === 1) return { roles: [], replaced: [] };
@@ -204,6 +215,25 @@ async function roundPlan(ctx: StepContext, round: Round, topology: Placement['to
 }
 
 /**
+ * keepalived never preempts, so the BACKUP of a pair may be the one holding the VIPs (it won the first
+ * election, or outlived a MASTER). A pair moved half by half replaces its BACKUP first: the roles are
+ * made what the pair does before that, so the VIPs change hands once, in the last round, not twice.
+ */
+async function rolesAsServing(ctx: StepContext, deps: AmphoraDeps): Promise<void> {
+  if (!deps.dataPlane) return;
+  const pair = (await previousAmphorae(ctx)).filter((a) => a.status === 'ALLOCATED' && isVrrp(a.role));
+  const backup = pair.find((a) => a.role === 'BACKUP');
+  const master = pair.find((a) => a.role === 'MASTER');
+  if (pair.length !== 2 || !backup || !master) return;
+  const holds = await withAgent(deps, backup, (client) => client.info()).then((i) => i.vipHeld === true, () => false);
+  if (!holds) return;
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    await updateAmphora(trx, backup.id, { role: 'MASTER', vrrp_priority: VRRP_PRIORITY.MASTER });
+    await updateAmphora(trx, master.id, { role: 'BACKUP', vrrp_priority: VRRP_PRIORITY.BACKUP });
+  });
+}
+
+/**
  * The amphora rows of this job, each with its role: a spare adopted (already running), or a new row with a
  * management address of its own, which boot-compute then starts.
  */
@@ -212,8 +242,10 @@ export function createAmphora(load: AmphoraDepsLoader, round: Round = 0): Step {
     name: 'create-amphora',
     async run(ctx) {
       if ((await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [round])).length) return;
-      const { network, settings, activeStandby } = await load();
-      const placement = await placementOf(ctx.db.kysely, ctx.loadBalancerId);
+      const deps = await load();
+      const { network, settings, activeStandby } = deps;
+      if (round === 0 && ctx.operation === 'loadbalancer.migrate') await rolesAsServing(ctx, deps);
+      const placement = await placementOf(ctx);
       const { roles, replaced } = await roundPlan(ctx, round, placement.topology);
       if (!roles.length) return;
       // The flavor check refuses ACTIVE_STANDBY where it cannot be built; this holds when compute.driver changed since.
@@ -341,7 +373,9 @@ export async function waitForAgentOf(ctx: BootContext, deps: AmphoraDeps, amp: A
 /**
  * Makes the load balancer's VIPs reachable on the amphorae and records them there. Without a data
  * plane nothing could bind them, so they are only recorded, and every amphora gets the VRRP port
- * Octavia's no-op network driver reports: the VIP's address on a port id it invents.
+ * Octavia's no-op network driver reports: the VIP's address on a port id it invents. A migration's
+ * STANDALONE amphora is let the VIPs through without holding them: claim-vip moves the traffic
+ * to it once it serves.
  */
 export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
@@ -354,7 +388,8 @@ export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
         let vrrp: Partial<Pick<AmphoraRow, 'vrrp_ip' | 'vrrp_port_id' | 'vrrp_interface'>> = { vrrp_ip: haIp, vrrp_port_id: amp.vrrp_port_id ?? randomUUID() };
         if (dataPlane) {
           if (!vips.subnetId) throw new Error(`load balancer ${ctx.loadBalancerId} has no VIP subnet to plug its amphorae into`);
-          const base = await network.plugVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId, addresses: vips.addresses, floating: isVrrp(amp.role) });
+          const floating = isVrrp(amp.role) || ctx.operation === 'loadbalancer.migrate';
+          const base = await network.plugVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId, addresses: vips.addresses, floating });
           vrrp = base ? { vrrp_ip: base.address, vrrp_port_id: base.portId, vrrp_interface: base.interface } : {};
         }
         await updateAmphora(ctx.db.kysely, amp.id, { ha_ip: haIp, ha_port_id: vips.portId, ...vrrp });
@@ -363,6 +398,73 @@ export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
     async revert(ctx) {
       const deps = await load();
       for (const amp of await unfinishedBuilt(ctx.db.kysely, ctx.jobId, [round])) await unplugVips(ctx, deps, amp);
+    },
+  };
+}
+
+/**
+ * A migration's new STANDALONE amphora, configured and serving, takes the VIPs from the amphorae it
+ * replaces, which keep serving the connections they have until retire-old-amphorae drains them
+ * (keepalived moves the VIPs to a new pair itself). A pair it replaces leaves VRRP (its keepalived
+ * stops, taking the VIPs off without a word; the BACKUP first, so it never takes them over) once the new
+ * amphora has announced itself, and the new amphora announces itself again after that: the pair's
+ * MASTER re-announces the VIPs every few seconds (keepalived's garp_master_refresh) until it leaves.
+ */
+const REANNOUNCE_MS = 50;
+const VIP_HELD_CHECK_MS = 50;
+
+/**
+ * A new pair's keepalived elects its MASTER a few advertisement intervals after it starts; until one of
+ * the pair holds the VIPs the amphorae it replaces still carry the traffic and must not be retired. The
+ * agents are asked (VRRP's state changes are seen by nothing else that the controller can reach).
+ */
+async function untilPairHoldsVip(ctx: Pick<StepContext, 'signal'>, deps: AmphoraDeps, pair: readonly AmphoraRow[]): Promise<void> {
+  if (!pair.length) return;
+  const boundMs = 20 * deps.settings.vrrpAdvertIntervalMs + 10_000;
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    const held = await Promise.all(pair.map((amp) => withAgent(deps, amp, (client) => client.info()).then((i) => i.vipHeld, () => false)));
+    if (held.some((h) => h !== false)) return;
+    if (Date.now() > deadline) throw new Error(`neither amphora of the new pair (${pair.map((a) => a.id).join(', ')}) took the VIPs within ${boundMs / 1000} s: see keepalived's log in their agent.log`);
+    await sleep(VIP_HELD_CHECK_MS, undefined, { signal: ctx.signal });
+  }
+}
+
+export function claimVip(load: AmphoraDepsLoader, round: Round = 0): Step {
+  return {
+    name: 'claim-vip',
+    async run(ctx) {
+      const deps = await load();
+      if (!deps.dataPlane) return;
+      const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
+      const built = await builtAmphorae(ctx, round);
+      const claiming = built.filter((a) => !isVrrp(a.role));
+      if (!claiming.length) {
+        if (built.some((a) => a.role === 'MASTER')) return untilPairHoldsVip(ctx, deps, built);
+        // A half joins the amphora that stays; when the one leaving holds the VIPs, the one staying announces
+        // them now, so the traffic is there before the leaving one's keepalived stops (its VRRP then follows).
+        const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
+        if (!replaced.some((a) => a.status === 'ALLOCATED' && a.role === 'MASTER')) return;
+        const staying = (await allocated(ctx)).filter((a) => isVrrp(a.role) && !replaced.some((r) => r.id === a.id));
+        for (const amp of staying) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
+        return;
+      }
+      const claim = async () => {
+        for (const amp of claiming) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
+      };
+      await claim();
+      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
+      const pair = replaced.filter((a) => isVrrp(a.role) && a.status !== 'DELETED').sort(masterLast);
+      if (!pair.length) return;
+      // Announced again and again while the pair leaves: traffic its MASTER draws back meanwhile is served
+      // until its keepalived stops, and comes back to the new amphora within one announcement after.
+      const again = setInterval(() => void claim().catch(() => undefined), REANNOUNCE_MS);
+      try {
+        for (const amp of pair) await pushToAmphorae(ctx, deps, { push: [amp], pair: [] });
+      } finally {
+        clearInterval(again);
+      }
+      await claim();
     },
   };
 }
@@ -389,11 +491,25 @@ export function builtAndKept(round: Round = 0): PushTargets {
   return async (ctx) => {
     const built = await builtAmphorae(ctx, round);
     if (!built.length) return { push: [], pair: [] };
-    const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx.db.kysely, ctx.loadBalancerId)).topology);
+    const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
     const kept = (await allocated(ctx)).filter((a) => !replaced.some((r) => r.id === a.id) && !built.some((b) => b.id === a.id));
     // The survivor first: it learns its new peer before that peer's keepalived starts, which then hears the MASTER at once.
     const pair = [...kept, ...built];
     return { push: pair, pair };
+  };
+}
+
+/**
+ * A migration round's: as builtAndKept, and the amphorae of a pair the round replaces stay peers of the
+ * others until they leave, so a MASTER being replaced is heard (nothing preempts it) until its last
+ * advertisement hands the VIPs to the amphora that stays. The final push (inService) drops them.
+ */
+export function builtKeptAndLeaving(round: Round = 0): PushTargets {
+  return async (ctx) => {
+    const targets = await builtAndKept(round)(ctx);
+    if (!targets.push.length) return targets;
+    const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
+    return { push: targets.push, pair: [...targets.pair, ...replaced.filter((a) => a.status === 'ALLOCATED' && isVrrp(a.role))] };
   };
 }
 
@@ -512,7 +628,10 @@ export function pushConfig(load: AmphoraDepsLoader, targets: PushTargets): Step 
   };
 }
 
-/** The amphorae serve: ALLOCATED, the tree settles, and failed failovers before this one are forgotten. */
+/**
+ * The amphorae serve: ALLOCATED, the tree settles, and failed failovers before this one are forgotten;
+ * a migration's load balancer is from now on of the placement it moved to.
+ */
 export function markActive(load: AmphoraDepsLoader): Step {
   return {
     name: 'mark-active',
@@ -520,6 +639,7 @@ export function markActive(load: AmphoraDepsLoader): Step {
       const { dataPlane } = await load();
       await ctx.db.kysely.transaction().execute(async (trx) => {
         await trx.updateTable('amphora').set({ status: 'ALLOCATED', status_reason: null, updated_at: timestamp() }).where(builtBy(ctx.jobId)).execute();
+        await recordMigration(trx, ctx);
         await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane });
         await forgetFailovers(trx, ctx.loadBalancerId);
       });
@@ -562,8 +682,9 @@ export function retireOldAmphorae(load: AmphoraDepsLoader, round: Round = 0): St
       const deps = await load();
       const built = await builtAmphorae(ctx, round);
       if (!built.length) return;
-      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx.db.kysely, ctx.loadBalancerId)).topology);
-      for (const amp of replaced) {
+      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
+      // A MASTER last: a BACKUP that outlived it would take the VIP from the new amphorae as it stops.
+      for (const amp of [...replaced].sort(masterLast)) {
         try {
           await retireAmphora(ctx, deps, amp);
         } catch (e) {

@@ -9,6 +9,7 @@ import { DisconnectedError } from '../../ovn/ovsdb/index.js';
 import type { OvnDeps, OvnDepsLoader } from './deps.js';
 import { plannedState, releaseHealthPorts, type PlannedState } from './state.js';
 import { ovnStatusChanges } from './statuses.js';
+import { recordMigration } from '../migration-record.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -50,6 +51,7 @@ export function syncAndSettle(load: OvnDepsLoader): Step {
         return last!;
       });
       await ctx.db.kysely.transaction().execute(async (trx) => {
+        await recordMigration(trx, ctx);
         if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
         const observed = (await loadTrees(trx, [ctx.loadBalancerId])).get(ctx.loadBalancerId);
         if (observed) await writeStatusChanges(trx, ovnStatusChanges(observed, planned.facts));
