@@ -128,3 +128,18 @@ test('a move to another provider lists each object that does not fit, in that pr
   const pool = lb.pools[0].id as string;
   assert.match(refused.json().faultstring, new RegExp(`does not fit provider 'amphora': pool ${pool} \\(gappy\\): .*HAProxy enables one range of versions`));
 });
+
+test('a provider without amphorae moves to another flavor by recording it: noop', async () => {
+  const flavorId = await flavor('noop', { anything: 'goes' });
+  const r = await h.request('POST', '/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: VIP_SUBNET_ID, provider: 'noop' } }, as: memberA });
+  const lb = r.json().loadbalancer;
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  const moved = await migrate(lb.id, { flavor_id: flavorId });
+  assert.equal(moved.statusCode, 202, moved.body);
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  const shown = (await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}`, { as: memberA })).json().loadbalancer;
+  assert.deepEqual([shown.flavor_id, shown.vip_address], [flavorId, lb.vip_address]);
+  assert.equal((await migrate(lb.id, { flavor_id: null })).statusCode, 202);
+  assert.equal(await h.settled(lb.id), 'ACTIVE');
+  assert.equal((await h.request('GET', `/v2/lbaas/loadbalancers/${lb.id}`, { as: memberA })).json().loadbalancer.flavor_id, null);
+});
