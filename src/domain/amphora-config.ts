@@ -155,6 +155,11 @@ export const VrrpConfig = Closed({
   /** Milliseconds, a multiple of 10 (VRRPv3 counts centiseconds). */
   advertIntervalMs: Type.Integer({ ...VRRP_ADVERT_INTERVAL_MS, multipleOf: 10 }),
   haproxyPeers: Type.Array(Closed({ name: Id, address: IpAddress(), port: Port() }), { minItems: 2 }),
+  /**
+   * The pair is being replaced by an amphora that takes the VIP from it (a migration): its MASTER stops
+   * re-announcing the VIP every few seconds, which would draw the traffic back until it leaves.
+   */
+  leaving: Type.Optional(Type.Boolean()),
 });
 
 export const AmphoraConfig = Closed({

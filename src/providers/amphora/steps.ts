@@ -405,10 +405,10 @@ export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
 /**
  * A migration's new STANDALONE amphora, configured and serving, takes the VIPs from the amphorae it
  * replaces, which keep serving the connections they have until retire-old-amphorae drains them
- * (keepalived moves the VIPs to a new pair itself). A pair it replaces leaves VRRP (its keepalived
- * stops, taking the VIPs off without a word; the BACKUP first, so it never takes them over) once the new
- * amphora has announced itself, and the new amphora announces itself again after that: the pair's
- * MASTER re-announces the VIPs every few seconds (keepalived's garp_master_refresh) until it leaves.
+ * (keepalived moves the VIPs to a new pair itself). A pair it replaces first stops re-announcing the
+ * VIPs (keepalived's garp_master_refresh), then leaves VRRP once the new amphora has announced itself
+ * (its keepalived stops, taking the VIPs off without a word; the BACKUP first, so it never takes them
+ * over), and the new amphora announces itself again after that.
  */
 const REANNOUNCE_MS = 50;
 const VIP_HELD_CHECK_MS = 50;
@@ -452,12 +452,13 @@ export function claimVip(load: AmphoraDepsLoader, round: Round = 0): Step {
       const claim = async () => {
         for (const amp of claiming) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
       };
-      await claim();
       const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
       const pair = replaced.filter((a) => isVrrp(a.role) && a.status !== 'DELETED').sort(masterLast);
+      // The pair's MASTER stops re-announcing the VIP before the new amphora announces it.
+      if (pair.length) await pushToAmphorae(ctx, deps, { push: pair, pair, leaving: true });
+      await claim();
       if (!pair.length) return;
-      // Announced again and again while the pair leaves: traffic its MASTER draws back meanwhile is served
-      // until its keepalived stops, and comes back to the new amphora within one announcement after.
+      // Announced again and again while the pair leaves, should anything of it still draw the traffic back.
       const again = setInterval(() => void claim().catch(() => undefined), REANNOUNCE_MS);
       try {
         for (const amp of pair) await pushToAmphorae(ctx, deps, { push: [amp], pair: [] });
@@ -473,7 +474,7 @@ export function claimVip(load: AmphoraDepsLoader, round: Round = 0): Step {
  * Which amphorae a push-config step configures (`push`), and the amphorae serving the load balancer once
  * the job is done (`pair`): an ACTIVE_STANDBY amphora's keepalived and HAProxy peers are the others.
  */
-export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[]; together?: boolean }>;
+export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[]; together?: boolean; leaving?: boolean }>;
 
 const allocated = (ctx: StepContext) => ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
 
@@ -543,7 +544,7 @@ async function nextConfigVersion(ctx: StepContext): Promise<number> {
  * Sends the whole configuration, under a new version, to each amphora. A retried push sends a
  * newer version of the same content, which the agent applies without harm.
  */
-export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair, together }: Awaited<ReturnType<PushTargets>>): Promise<void> {
+export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push, pair, together, leaving }: Awaited<ReturnType<PushTargets>>): Promise<void> {
   if (!push.length) return;
   const version = await nextConfigVersion(ctx);
   const vips = deps.dataPlane ? await vipsOf(ctx.db.kysely, ctx.loadBalancerId) : null;
@@ -555,7 +556,7 @@ export async function pushToAmphorae(ctx: StepContext, deps: AmphoraDeps, { push
   // Ports one after another (each takes an address in a transaction of its own); then the agents.
   for (const amp of push) {
     const vrrp = vrrpConfig(amp.id, pair, deps.settings);
-    const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp }) };
+    const config = { ...(await buildAmphoraConfig(ctx.db.kysely, deps.keyManager, ctx.loadBalancerId, amp.id, version)), ...(vrrp && { vrrp: { ...vrrp, ...(leaving && { leaving }) } }) };
     try {
       if (vips?.subnetId) {
         await deps.network.plugMemberNetworks(ctx.db.kysely, amp.id, vips.subnetId, memberAddresses(config));
