@@ -402,14 +402,6 @@ export function plugVip(load: AmphoraDepsLoader, round: Round = 0): Step {
   };
 }
 
-/**
- * A migration's new STANDALONE amphora, configured and serving, takes the VIPs from the amphorae it
- * replaces, which keep serving the connections they have until retire-old-amphorae drains them
- * (keepalived moves the VIPs to a new pair itself). A pair it replaces first stops re-announcing the
- * VIPs (keepalived's garp_master_refresh), then leaves VRRP once the new amphora has announced itself
- * (its keepalived stops, taking the VIPs off without a word; the BACKUP first, so it never takes them
- * over), and the new amphora announces itself again after that.
- */
 const REANNOUNCE_MS = 50;
 const VIP_HELD_CHECK_MS = 50;
 
@@ -419,7 +411,6 @@ const VIP_HELD_CHECK_MS = 50;
  * agents are asked (VRRP's state changes are seen by nothing else that the controller can reach).
  */
 async function untilPairHoldsVip(ctx: Pick<StepContext, 'signal'>, deps: AmphoraDeps, pair: readonly AmphoraRow[]): Promise<void> {
-  if (!pair.length) return;
   const boundMs = 20 * deps.settings.vrrpAdvertIntervalMs + 10_000;
   const deadline = Date.now() + boundMs;
   for (;;) {
@@ -430,42 +421,46 @@ async function untilPairHoldsVip(ctx: Pick<StepContext, 'signal'>, deps: Amphora
   }
 }
 
+/**
+ * A migration moves the traffic to the amphorae a round built once they serve, before the old ones are
+ * retired (retire-old-amphorae then drains them: their connections finish):
+ * - a new pair: keepalived moves the VIPs; the step waits until one of the two holds them;
+ * - a half joining the amphora that stays: when the one leaving holds the VIPs, the one staying
+ *   announces them now, so the traffic is there before the leaving one's keepalived stops;
+ * - a STANDALONE amphora takes the VIPs and announces them. A pair it replaces first stops
+ *   re-announcing them (keepalived's garp_master_refresh), then leaves VRRP (its keepalived stops,
+ *   taking the VIPs off without a word; the BACKUP first, so it never takes them over) while the new
+ *   amphora keeps announcing, should anything of the pair still draw the traffic back.
+ */
 export function claimVip(load: AmphoraDepsLoader, round: Round = 0): Step {
   return {
     name: 'claim-vip',
     async run(ctx) {
       const deps = await load();
       if (!deps.dataPlane) return;
-      const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
       const built = await builtAmphorae(ctx, round);
-      const claiming = built.filter((a) => !isVrrp(a.role));
-      if (!claiming.length) {
-        if (built.some((a) => a.role === 'MASTER')) return untilPairHoldsVip(ctx, deps, built);
-        // A half joins the amphora that stays; when the one leaving holds the VIPs, the one staying announces
-        // them now, so the traffic is there before the leaving one's keepalived stops (its VRRP then follows).
-        const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
-        if (!replaced.some((a) => a.status === 'ALLOCATED' && a.role === 'MASTER')) return;
-        const staying = (await allocated(ctx)).filter((a) => isVrrp(a.role) && !replaced.some((r) => r.id === a.id));
-        for (const amp of staying) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
+      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
+      const vips = await vipsOf(ctx.db.kysely, ctx.loadBalancerId);
+      const announce = async (amphorae: readonly AmphoraRow[]) => {
+        for (const amp of amphorae) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
+      };
+      if (built.some((a) => a.role === 'MASTER')) return untilPairHoldsVip(ctx, deps, built);
+      if (built.every((a) => isVrrp(a.role))) {
+        if (replaced.some((a) => a.status === 'ALLOCATED' && a.role === 'MASTER'))
+          await announce((await allocated(ctx)).filter((a) => isVrrp(a.role) && !replaced.some((r) => r.id === a.id)));
         return;
       }
-      const claim = async () => {
-        for (const amp of claiming) await deps.network.claimVip(ctx.db.kysely, { amphoraId: amp.id, subnetId: vips.subnetId!, addresses: vips.addresses });
-      };
-      const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
       const pair = replaced.filter((a) => isVrrp(a.role) && a.status !== 'DELETED').sort(masterLast);
-      // The pair's MASTER stops re-announcing the VIP before the new amphora announces it.
       if (pair.length) await pushToAmphorae(ctx, deps, { push: pair, pair, leaving: true });
-      await claim();
+      await announce(built);
       if (!pair.length) return;
-      // Announced again and again while the pair leaves, should anything of it still draw the traffic back.
-      const again = setInterval(() => void claim().catch(() => undefined), REANNOUNCE_MS);
+      const again = setInterval(() => void announce(built).catch(() => undefined), REANNOUNCE_MS);
       try {
         for (const amp of pair) await pushToAmphorae(ctx, deps, { push: [amp], pair: [] });
       } finally {
         clearInterval(again);
       }
-      await claim();
+      await announce(built);
     },
   };
 }
