@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
+import { killAll, processesUnder, runOstiaWithin, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
 import { writeAmphoraConfig } from './support/amphora-config.js';
 import { OpenstackCli } from './support/openstack-cli.js';
@@ -111,33 +111,30 @@ describe('amphora provider through the openstack CLI', { skip: unmet('openstack-
     assert.equal(amphorae[0]!.status, 'ALLOCATED');
   });
 
-  it('moves to another flavor (PUT …/migrate) while a client connects every 20 ms: a new amphora, the same VIP', { timeout: 180_000 }, async () => {
+  it('moves to another flavor with `ostia migrate --wait` while a client connects every 20 ms: a new amphora, the same VIP', { timeout: 180_000 }, async () => {
     const { lb, vip } = await built();
     await show(ADMIN, ['loadbalancer', 'flavorprofile', 'create', '--name', 'large', '--provider', 'amphora', '--flavor-data', '{"compute_flavor": "large"}']);
     const flavor = await show(ADMIN, ['loadbalancer', 'flavor', 'create', '--name', 'large', '--flavorprofile', 'large', '--enable']);
     const [old] = await amphoraeOfLb();
-    const token = await ostia.token(DEMO);
+    const migrate = (...args: string[]) => runOstiaWithin(150_000, 'migrate', 'amp-e2e', '--data-dir', ostia.dataDir, '--clouds', ostia.cloudsYaml, '--os-cloud', DEMO, ...args);
+    let moved: Obj = {};
     const seen = await failuresDuring(vip, listenerPort, async () => {
-      const res = await fetch(`${ostia.url}/v2/lbaas/loadbalancers/${String(lb.id)}/migrate`, {
-        method: 'PUT',
-        headers: { 'x-auth-token': token, 'content-type': 'application/json' },
-        body: JSON.stringify({ migration: { flavor_id: flavor.id } }),
-      });
-      assert.equal(res.status, 202, await res.text());
-      // Held GETs (`?wait`), not polling, until the load balancer leaves PENDING_UPDATE.
-      await eventually(async () => {
-        const shown = (await (await fetch(`${ostia.url}/v2/lbaas/loadbalancers/${String(lb.id)}?wait=30`, { headers: { 'x-auth-token': token } })).json()) as { loadbalancer: Obj };
-        return shown.loadbalancer.provisioning_status === 'ACTIVE';
-      }, 'the migrated load balancer to be ACTIVE', 120_000, 0);
+      const r = await migrate('--flavor', 'large', '--wait', '--json');
+      assert.equal(r.code, 0, r.stderr);
+      moved = (JSON.parse(r.stdout) as { loadbalancer: Obj }).loadbalancer;
     }, 150_000);
     console.log(`# migrate to another flavor (compute.driver local): ${seen.failed} of ${seen.connections} connections failed, ${seen.interruptionMs} ms without answers`);
+    assert.deepEqual([moved.id, moved.provisioning_status, moved.flavor_id, moved.vip_address], [lb.id, 'ACTIVE', flavor.id, vip]);
     // None lost on an idle machine: both amphorae bind the VIP until the old one has drained (a few at most beside CPU hogs).
     assert.ok(seen.failed <= 10, `${seen.failed} connections lost: the two amphorae should have bound the VIP side by side`);
     const now = await amphoraeOfLb();
     assert.equal(now.length, 1);
     assert.notEqual(now[0]!.id, old!.id);
-    assert.equal((await show(DEMO, ['loadbalancer', 'show', String(lb.id)])).flavor_id, flavor.id);
     assert.deepEqual([...new Set(await collectBodies(vip, listenerPort, 8))].sort(), ['backend-a', 'backend-b']);
+    // Asked again, there is nothing to move: the API's refusal, word for word, and exit status 1.
+    const again = await migrate('--flavor', 'large');
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /is already built with provider amphora, flavor .*, topology SINGLE: nothing to move/);
   });
 
   it('stops sending to a disabled member, which the status tree reports OFFLINE', { timeout: 90_000 }, async () => {

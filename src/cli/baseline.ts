@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { mixRefusal, runMix, type Measurements, type MixResult } from './baseline/mix.js';
 import { compare, lastBaselines, NOISE_PERCENT, serviceVersion, storeBaseline, versionText, type Baseline, type Comparison, type Figure } from './baseline/record.js';
 import { PROBE_EVERY_MS } from './baseline/interruption.js';
-import { login } from './baseline/session.js';
+import { apiLoginOptions, loginFromFlags } from './api-session.js';
 import { CliError, formatTable, printJson, usageError, writeLine, type Command } from './command.js';
 import { drawPicture, pictureOption, type Chart } from './picture.js';
 import { configFromFlags, dataDirOption } from './settings.js';
@@ -25,9 +25,7 @@ export const baseline: Command = {
   summary: 'Load a mix of throw-away load balancers with wrk, time a failover, store the figures and compare them with the previous baseline.',
   options: {
     ...dataDirOption,
-    'os-cloud': { type: 'string', value: 'CLOUD', help: 'the cloud of clouds.yaml to log in with; an admin one, to fail over (default ostia)' },
-    clouds: { type: 'string', value: 'FILE', help: 'the clouds.yaml to read (default DATA_DIR/clouds.yaml, which ostia up writes)' },
-    url: { type: 'string', value: 'URL', help: "the service's Octavia endpoint (default: from the token's catalog)" },
+    ...apiLoginOptions('ostia', '; an admin one, to fail over'),
     duration: { type: 'string', value: 'SECONDS', help: `seconds of each wrk run, two per listener (default ${DEFAULT_DURATION_S})` },
     connections: { type: 'string', value: 'N', help: `wrk's open connections (default ${DEFAULT_CONNECTIONS})` },
     'vip-subnet': { type: 'string', value: 'SUBNET', help: 'subnet of the VIPs (default public-subnet)' },
@@ -69,7 +67,7 @@ export const baseline: Command = {
     const connections = positive(v.connections, 'connections', DEFAULT_CONNECTIONS, 10_000);
     const refused = mixRefusal(config);
     if (refused) throw refused;
-    const session = await login(typeof v.clouds === 'string' ? v.clouds : join(config.dataDir, 'clouds.yaml'), typeof v['os-cloud'] === 'string' ? v['os-cloud'] : 'ostia', typeof v.url === 'string' ? v.url : undefined);
+    const session = await loginFromFlags(v, config.dataDir, 'ostia');
     const flavors = (await session.json<{ flavors: Array<{ name: string; flavor_profile_id: string; enabled: boolean }> }>('GET', '/v2/lbaas/flavors')).flavors.map((f) => ({ name: f.name, enabled: f.enabled }));
     const aborter = new AbortController();
     const stop = () => aborter.abort();

@@ -19,8 +19,9 @@ import { config } from './config.js';
 import { agent } from './agent.js';
 import { server } from './server.js';
 import { baseline } from './baseline.js';
+import { migrate } from './migrate.js';
 
-const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, certs, audit, doctor, advise, plan, baseline, config, server, agent];
+const commands: readonly (Command | CommandGroup)[] = [up, api, worker, health, housekeeping, trace, migrate, certs, audit, doctor, advise, plan, baseline, config, server, agent];
 const isGroup = (c: Command | CommandGroup): c is CommandGroup => 'commands' in c;
 
 function overview(): string {

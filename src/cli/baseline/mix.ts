@@ -14,7 +14,7 @@ import { https } from './https-get.js';
 import { failuresDuring, httpGet, PROBE_EVERY_MS } from './interruption.js';
 import { startLocalBackends, type Backends } from './local-backends.js';
 import { cpuSecondsOfLive, groupMembers } from './proc-stat.js';
-import type { Session } from './session.js';
+import type { Session } from '../api-session.js';
 import { storeCertificate } from './tls-certificate.js';
 import { killAllWrk, startWrk, writeWrkScripts, type WrkResult } from './wrk.js';
 

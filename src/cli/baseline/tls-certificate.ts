@@ -7,7 +7,7 @@ import { webcrypto } from 'node:crypto';
 // @peculiar/x509 needs the Reflect metadata API before it loads.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import type { Session } from './session.js';
+import type { Session } from '../api-session.js';
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 86_400_000;

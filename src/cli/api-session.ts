@@ -4,8 +4,9 @@
  * endpoints taken from the token's catalog. The password is read from the file and sent to Keystone only.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { CliError } from '../command.js';
+import { CliError, type Command, type Input } from './command.js';
 
 interface CloudEntry {
   auth_type?: string;
@@ -19,6 +20,13 @@ interface CatalogEntry {
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
+
+/** How a command that calls the API logs in: a cloud of a clouds.yaml, and the endpoint if not the catalog's. */
+export const apiLoginOptions = (defaultCloud: string, why: string): Command['options'] => ({
+  'os-cloud': { type: 'string', value: 'CLOUD', help: `the cloud of clouds.yaml to log in with${why} (default ${defaultCloud})` },
+  clouds: { type: 'string', value: 'FILE', help: 'the clouds.yaml to read (default DATA_DIR/clouds.yaml, which ostia up writes)' },
+  url: { type: 'string', value: 'URL', help: "the service's Octavia endpoint (default: from the token's catalog)" },
+});
 
 export interface Reply {
   status: number;
@@ -90,4 +98,10 @@ export async function login(file: string, cloud: string, url?: string): Promise<
   const octavia = url?.replace(/\/+$/, '') ?? endpoint('load-balancer');
   if (!octavia) throw new CliError(`the token of cloud ${cloud} names no load-balancer endpoint`, 'Pass the service URL with --url.');
   return new Session(octavia, endpoint('key-manager'), token);
+}
+
+/** Logs in as apiLoginOptions say, the clouds.yaml by default that of `dataDir`. */
+export function loginFromFlags(values: Input['values'], dataDir: string, defaultCloud: string): Promise<Session> {
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  return login(text('clouds') ?? join(dataDir, 'clouds.yaml'), text('os-cloud') ?? defaultCloud, text('url'));
 }
