@@ -110,6 +110,7 @@ test('before any push: info says version 0, there is no config, HAProxy is not r
   assert.equal(info.apiVersion, '1.0');
   assert.match(info.haproxyVersion, /^2\.6\./);
   assert.equal(info.configVersion, 0);
+  assert.equal(info.vipHeld, null, 'no configuration: no VIPs to hold');
   assert.deepEqual(await status(s.client.getConfig()), { status: 404, message: 'no configuration applied yet', details: null });
 });
 
@@ -119,6 +120,8 @@ test('the first config starts HAProxy; traffic through the VIP reaches both memb
   assert.deepEqual(await answeredBy(), new Set(['a', 'b']));
   assert.deepEqual(await s.client.getConfig(), config);
   assert.equal((await s.client.info()).configVersion, 1);
+  // Held means an address of one of its interfaces (a netns amphora's VIP on eth1); a loopback VIP is served, not held.
+  assert.equal((await s.client.info()).vipHeld, false);
   assert.deepEqual(await s.client.putConfig(config), { version: 1, applied: 'unchanged' });
 });
 
