@@ -1,6 +1,8 @@
 /**
- * Quota enforcement inside the creating transaction. The project's quota row is locked
- * (PostgreSQL) so two concurrent creates cannot both take the last unit.
+ * Quota enforcement inside the creating transaction. When a limit applies, the project's quota row
+ * is locked (PostgreSQL) so two concurrent creates cannot both take the last unit; when none does
+ * (Octavia's default: unlimited), nothing is locked, so a project's creates do not queue behind
+ * each other's transactions.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -33,11 +35,16 @@ export async function checkQuota(
   if (config.identity.mode === 'noauth') return;
   // Every project that creates something gets a row, as Octavia does; it is also our lock.
   await trx.insertInto('quota').values({ project_id: projectId, load_balancer: null, listener: null, pool: null, health_monitor: null, member: null, l7policy: null, l7rule: null }).onConflict((oc) => oc.column('project_id').doNothing()).execute();
+  const limited = async () => {
+    const limits = await effectiveQuota(trx, config.quotas, projectId);
+    return { limits, needed: QuotaResources.filter((r) => (wanted[r] ?? 0) > 0 && limits[r] !== -1) };
+  };
+  if (!(await limited()).needed.length) return;
   let lock = trx.selectFrom('quota').select('project_id').where('project_id', '=', projectId);
   if (dialect === 'postgres') lock = lock.forUpdate();
   await lock.execute();
-  const limits = await effectiveQuota(trx, config.quotas, projectId);
-  const needed = QuotaResources.filter((r) => (wanted[r] ?? 0) > 0 && limits[r] !== -1);
+  // Read again under the lock: a quota set meanwhile counts.
+  const { limits, needed } = await limited();
   if (!needed.length) return;
   const usage = await quotaUsage(trx, projectId);
   const over = needed.filter((r) => usage[r] + (wanted[r] ?? 0) > limits[r]);
