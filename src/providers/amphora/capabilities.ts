@@ -118,6 +118,9 @@ export function validateAmphoraFlavorData(data: Record<string, unknown>, opts: {
     if (data[key] === true) throw refuse(`${key} True is not supported: loopback networking has no SR-IOV.`);
 }
 
+/** Whether amphorae of `compute` can be ACTIVE_STANDBY pairs (see validateAmphoraFlavorData). */
+export const buildsPairs = (compute: ComputeDriverName) => ({ activeStandby: compute !== 'local' });
+
 /** A topology asked of amphorae (by a flavor profile or a migration) that this compute driver cannot build is refused. */
 export function checkTopology(topology: Topology, opts: { activeStandby: boolean }): void {
   if (topology === 'ACTIVE_STANDBY' && !opts.activeStandby) throw refuse(ACTIVE_STANDBY_REFUSAL);
@@ -166,6 +169,6 @@ export function amphoraChecks(compute: ComputeDriverName): ProviderChecks {
     l7policy(_policy, listener) {
       if (!L7ListenerProtocols.includes(listener.protocol)) throw refuse(`${listener.protocol} protocol listeners do not support L7 policies`);
     },
-    topology: (topology) => checkTopology(topology, { activeStandby: compute !== 'local' }),
+    topology: (topology) => checkTopology(topology, buildsPairs(compute)),
   };
 }

@@ -2,7 +2,7 @@
 import type { Config } from '../../config.js';
 import type { JobHook, ProviderDriver } from '../../provider-contract/provider.js';
 import {
-  amphoraAvailabilityZoneCapabilities, amphoraChecks, amphoraFlavorCapabilities, PROVIDER, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData,
+  amphoraAvailabilityZoneCapabilities, amphoraChecks, buildsPairs, amphoraFlavorCapabilities, PROVIDER, validateAmphoraAvailabilityZoneData, validateAmphoraFlavorData,
 } from './capabilities.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { amphoraFlows } from './flows.js';
@@ -19,7 +19,7 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
     description: AMPHORA_DESCRIPTION + (noop ? NOOP_COMPUTE_DESCRIPTION_SUFFIX : ''),
     flavorCapabilities: () => amphoraFlavorCapabilities,
     availabilityZoneCapabilities: () => amphoraAvailabilityZoneCapabilities,
-    validateFlavorData: (data) => validateAmphoraFlavorData(data, { activeStandby: compute !== 'local' }),
+    validateFlavorData: (data) => validateAmphoraFlavorData(data, buildsPairs(compute)),
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks(compute),
     flow: amphoraFlows(load),
