@@ -15,6 +15,7 @@ import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-b
 import { lockLoadBalancer } from '../../db/lb-lock.js';
 import { enqueue } from '../../controller/jobs.js';
 import { misfits } from './provider-fit.js';
+import type { ProviderDriver } from '../../provider-contract/provider.js';
 
 type Trx = Transaction<Database>;
 type MigrateInput = Static<typeof LoadBalancerMigrateBody>['migration'];
@@ -28,13 +29,22 @@ async function flavorRow(trx: Trx, id: string) {
     .executeTakeFirst();
 }
 
-/** The topology a placement builds: its own, else its flavor's, else SINGLE. */
-async function builtTopology(trx: Trx, p: Placement) {
-  return effectiveTopology(p.topology, p.flavor_id ? flavorTopology((await flavorRow(trx, p.flavor_id))?.flavor_data ?? null) : null);
+/** The topology a placement builds: its own, else its flavor's (from the flavor's data), else SINGLE. */
+function builtTopology(p: Placement, flavorData: string | null) {
+  return effectiveTopology(p.topology, flavorTopology(flavorData));
+}
+
+interface Target {
+  placement: Placement;
+  /** The target provider's driver, and whether it is the load balancer's own. */
+  driver: ProviderDriver;
+  staying: boolean;
+  /** The data of the flavor the target has, read once for the checks and its topology. */
+  flavorData: string | null;
 }
 
 /** Where the request moves the load balancer to, checked as a create there would be (Octavia's texts where it has them). */
-async function target(deps: ApiDeps, trx: Trx, row: LoadBalancerRow, b: MigrateInput): Promise<Placement> {
+async function target(deps: ApiDeps, trx: Trx, row: LoadBalancerRow, b: MigrateInput): Promise<Target> {
   const current = deps.providers.forLoadBalancer(row.provider);
   const flavor = b.flavor_id ? await flavorRow(trx, b.flavor_id) : undefined;
   if (b.flavor_id && !flavor) throw apiError('VALIDATION', 'Invalid flavor_id.');
@@ -49,7 +59,10 @@ async function target(deps: ApiDeps, trx: Trx, row: LoadBalancerRow, b: MigrateI
     driver.checks.topology(topology);
   }
   if (flavor) driver.validateFlavorData(JSON.parse(flavor.flavor_data) as Record<string, unknown>);
-  return { provider: staying ? row.provider : provider, flavor_id: b.flavor_id !== undefined ? b.flavor_id : staying ? row.flavor_id : null, topology };
+  const flavorId = b.flavor_id !== undefined ? b.flavor_id : staying ? row.flavor_id : null;
+  // A flavor left as it is was not read above.
+  const flavorData = flavor?.flavor_data ?? (flavorId ? ((await flavorRow(trx, flavorId))?.flavor_data ?? null) : null);
+  return { placement: { provider: staying ? row.provider : provider, flavor_id: flavorId, topology }, driver, staying, flavorData };
 }
 
 /** Locks the load balancer (PENDING_UPDATE) and enqueues its move; refuses a move to where it already is, or one its tree does not fit. */
@@ -57,18 +70,18 @@ export async function migrateLoadBalancer(deps: ApiDeps, trx: Trx, row: LoadBala
   if (b.provider === undefined && b.flavor_id === undefined && b.topology === undefined)
     throw apiError('VALIDATION', 'a migration names at least one of provider, flavor_id and topology.');
   const from: Placement = { provider: row.provider, flavor_id: row.flavor_id, topology: row.topology };
-  const to = await target(deps, trx, row, b);
-  const driver = deps.providers.get(to.provider);
-  if (driver !== deps.providers.forLoadBalancer(row.provider)) {
+  const { placement: to, driver, staying, flavorData } = await target(deps, trx, row, b);
+  if (!staying) {
     const lb = { ...loadBalancerCodec.decode(row), provider: to.provider, flavor_id: to.flavor_id };
     const refused = await misfits(trx, lb, driver);
     if (refused.length) throw apiError('VALIDATION', `load balancer ${row.id} does not fit provider '${to.provider}': ${refused.join('; ')}`);
     throw apiError('PROVIDER_NOT_IMPLEMENTED', to.provider, `taking over a load balancer of provider '${row.provider}' (moves between providers are not built yet; moves between flavors and topologies are)`);
   }
-  const [before, after] = [await builtTopology(trx, from), await builtTopology(trx, to)];
-  if (from.flavor_id === to.flavor_id && before === after)
+  // The same flavor both sides: nothing moves unless the topology it builds changes.
+  const before = builtTopology(from, flavorData);
+  if (from.flavor_id === to.flavor_id && before === builtTopology(to, flavorData))
     throw apiError('VALIDATION', `load balancer ${row.id} is already built with ${describePlacement(from, before)}: nothing to move.`);
-  deps.providers.forLoadBalancer(row.provider).checks.operation?.('loadbalancer.migrate');
+  driver.checks.operation?.('loadbalancer.migrate');
   await lockLoadBalancer(trx, row.id, ['ACTIVE'], 'PENDING_UPDATE');
   const migration = { from, to };
   await enqueue(trx, { loadBalancerId: row.id, provider: row.provider, operation: 'loadbalancer.migrate', payload: { migration } });

@@ -90,8 +90,9 @@ function failMigration(load: AmphoraDepsLoader): Flow['onFailure'] {
     const { dataPlane } = await load();
     const to = ctx.payload.migration?.to;
     await ctx.db.kysely.transaction().execute(async (trx) => {
-      for (const built of await unfinishedBuilt(trx, ctx.jobId)) await updateAmphora(trx, built.id, { status: 'ERROR', status_reason: reason(step, error) });
-      const halfway = (await findBuiltAmphorae(trx, ctx.jobId)).some((a) => a.status === 'ALLOCATED');
+      const built = await findBuiltAmphorae(trx, ctx.jobId);
+      for (const amp of built.filter((a) => a.status !== 'ALLOCATED')) await updateAmphora(trx, amp.id, { status: 'ERROR', status_reason: reason(step, error) });
+      const halfway = built.some((a) => a.status === 'ALLOCATED');
       if (!(await settleAmphoraTree(trx, ctx.loadBalancerId, { dataPlane }))) return;
       const target = to ? `flavor ${to.flavor_id ?? 'none'}${to.topology ? `, topology ${to.topology}` : ''}` : 'the new placement';
       const kept = halfway ? 'half of its amphorae were replaced and serve beside the other half' : 'it still serves from its previous amphorae';
