@@ -99,6 +99,18 @@ test('a report missing an enabled listener marks it ERROR and does not count as 
   assert.equal(w.manager.counters().incompleteReports, 1);
 });
 
+test('a report older than the configuration its amphora was seen to apply proves life and changes no status', async (t) => {
+  const w = await world(t);
+  // The controller saw this amphora apply version 3 (the job settled); a report of version 2, sent just before, arrives now.
+  const amp = await insertAmphora(w.h, w.lb.id, { last_heartbeat_at: 1, config_version: 3 });
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 1, { configVersion: 2, listeners: {} }), key(amp.id)));
+  const row = await eventually('sequence recorded', () => amphoraRow(w.h, amp.id), (r) => r?.last_heartbeat_seq === 1);
+  assert.ok(row!.last_heartbeat_at! > 1, 'it is alive');
+  assert.deepEqual([await operating(w.h, 'member', w.memberIds[1]!), await operating(w.h, 'listener', w.listenerId)], ['NO_MONITOR', 'ONLINE']);
+  await send(w.port, encodeHeartbeat(report(w, amp.id, 2, { configVersion: 3 }), key(amp.id)));
+  await eventually('the current report counts', () => operating(w.h, 'member', w.memberIds[1]!), (s) => s === 'ERROR');
+});
+
 test('a DELETED amphora proves nothing: its reports change no row', async (t) => {
   const w = await world(t);
   const amp = await insertAmphora(w.h, w.lb.id, { status: 'DELETED', last_heartbeat_at: 1 });

@@ -24,7 +24,7 @@ export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[
   return db.kysely.transaction().execute(async (trx) => {
     const amphorae = await trx
       .selectFrom('amphora')
-      .select(['id', 'load_balancer_id', 'status'])
+      .select(['id', 'load_balancer_id', 'status', 'config_version'])
       .where('id', 'in', batch.map((b) => b.heartbeat.amphoraId))
       .where('status', '!=', 'DELETED')
       .execute();
@@ -42,7 +42,10 @@ export async function writeHeartbeats(db: Db, batch: readonly AcceptedHeartbeat[
         unknown.push(heartbeat.amphoraId);
         continue;
       }
-      const tree = amp.load_balancer_id && SERVING.includes(amp.status) ? trees.get(amp.load_balancer_id) : undefined;
+      // A heartbeat sent before its amphora applied a configuration the controller saw it apply (and
+      // read here after the job settled) describes objects as they were: it proves life, no status.
+      const outdated = heartbeat.configVersion < amp.config_version;
+      const tree = amp.load_balancer_id && SERVING.includes(amp.status) && !outdated ? trees.get(amp.load_balancer_id) : undefined;
       const derived = tree ? deriveStatuses(tree, heartbeatObservation(heartbeat, tree.lb.config_version)) : { changes: [], listenersComplete: true };
       if (!derived.listenersComplete) incomplete.push(amp.id);
       changes.push(...derived.changes);
