@@ -210,6 +210,14 @@ const ConfigSchema = Closed({
      * on these switches.
      */
     networks: Type.Array(Closed({ networkId: Type.String(), logicalSwitch: Type.String() })),
+    /**
+     * Where amphorae plug into OVN (compute.driver netns, network.driver bridge): the Open vSwitch
+     * database of this machine's integration bridge, as ovs-vsctl's --db, and the network namespace
+     * the bridge is in ('' for this machine's own). Set, an amphora's ports on the networks above are
+     * ports of their logical switches, as Nova's are in a Neutron cloud, so a load balancer can move
+     * between the amphora and ovn providers with its VIP; empty, those networks are Linux bridges too.
+     */
+    integrationBridge: Closed({ ovsdb: Type.String(), bridge: Type.String({ minLength: 1 }), namespace: Type.String() }),
   }),
   worker: Closed({
     /** How long a claimed job is ours without a heartbeat. */
@@ -386,7 +394,7 @@ export function defaultConfig(dataDir: string): Config {
       vrrpAdvertIntervalMs: 100,
     },
     compute: { driver: 'local', flavors: { [DEFAULT_COMPUTE_FLAVOR]: { vcpus: 1, ramMiB: 1024, diskGiB: 2 } } },
-    ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [] },
+    ovn: { nbConnection: '', sbConnection: '', sslPrivateKey: '', sslCertificate: '', sslCaCertificate: '', probeIntervalMs: 60_000, networks: [], integrationBridge: { ovsdb: '', bridge: 'br-int', namespace: '' } },
     worker: { leaseSeconds: 30, adoptCheckSeconds: 1, concurrency: 8 },
     log: { level: 'info' },
     acme: { directoryUrl: '', caFile: '', email: '', renewAtFraction: 2 / 3, retryMinSeconds: 60, retryMaxSeconds: 3600, checkIntervalSeconds: 60, orderTimeoutSeconds: 300 },
@@ -612,6 +620,9 @@ function checkOvn(config: Config): void {
     if (seen.has(m.networkId)) throw new ConfigError(`ovn.networks[${i}]: network ${m.networkId} is mapped twice`);
     seen.add(m.networkId);
   }
+  if (ovn.integrationBridge.ovsdb && !(config.compute.driver === 'netns' && config.network.driver === 'bridge'))
+    throw new ConfigError('ovn.integrationBridge.ovsdb plugs netns amphorae into OVN: it needs compute.driver netns and network.driver bridge, or leave it empty');
+  if (ovn.integrationBridge.ovsdb && !ovn.nbConnection) throw new ConfigError('ovn.integrationBridge.ovsdb is set but ovn.nbConnection is empty: amphorae\'s switch ports are written there');
 }
 
 /** A key that is not 32 bytes would only fail at the first secret stored; fail at start instead. */

@@ -30,6 +30,7 @@ import type { OvnDeps } from './providers/ovn/deps.js';
 import { ovnMachinery } from './providers/ovn/machinery.js';
 import { noopDriver } from './providers/noop/driver.js';
 import { certificateBookkeeping } from './providers/certificate-bookkeeping.js';
+import { providerMoves } from './providers/provider-moves.js';
 import { startAmphoraHealth, startAmphoraHousekeeping } from './providers/amphora/roles.js';
 
 export interface RuntimeOptions {
@@ -96,7 +97,7 @@ export function amphoraMachinery(config: Config): () => Promise<Omit<AmphoraDeps
       const [{ BridgeNetwork }, { NetnsCompute }] = await Promise.all([import('./network/bridge-network/bridge-network.js'), import('./compute/netns-compute/netns-compute.js')]);
       let network: InstanceType<typeof BridgeNetwork>;
       try {
-        network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network));
+        network = new BridgeNetwork(config.dataDir, config.amphora.managementNetwork, new NetworkCatalog(config.network), config.ovn);
       } catch (e) {
         // Settings the bridge cannot carry: the configuration's to fix, not a bug.
         throw new ConfigError((e as Error).message);
@@ -132,10 +133,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions): Promi
   // A worker reconciles the Northbound database with ours when it connects and after every reconnection.
   const ovn = ovnMachinery(config, network, db, log.child({ role: opts.worker ? 'worker' : 'api' }), { reconcile: !!opts.worker });
   const bookkeeping = certificateBookkeeping(keyManager);
+  const moves = providerMoves(config, amphora, ovn.load);
   const providers = new ProviderRegistry(config.api.enabledProviders, config.api.defaultProvider, {
     noop: () => noopDriver(bookkeeping),
-    amphora: () => amphoraDriver(amphora, config.compute.driver, bookkeeping),
-    ovn: () => ovnDriver(ovn.load, network, config, bookkeeping),
+    amphora: () => amphoraDriver(amphora, config.compute.driver, bookkeeping, moves),
+    ovn: () => ovnDriver(ovn.load, network, config, bookkeeping, moves),
   });
   const deps: ApiDeps = {
     db,

@@ -132,7 +132,7 @@ export class Worker {
     try {
       const driver = providers.forLoadBalancer(job.provider);
       const ended = await driver.jobHook?.begin(ctx);
-      const flow = driver.flow(job.operation as Operation);
+      const flow = driver.flow(job.operation as Operation, ctx.payload);
       let i = job.next_step;
       for (; i < flow.steps.length; i++) {
         const step = flow.steps[i]!;

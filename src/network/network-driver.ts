@@ -48,7 +48,30 @@ export interface SecurityGroup {
   heartbeatTargets: string[];
 }
 
+/**
+ * A VIP moving between amphorae and OVN on one logical switch (a load balancer's move between the
+ * amphora and ovn providers): the drivers whose amphora ports are OVN switch ports have this.
+ */
+export interface OvnVipHandover {
+  /** Whether amphorae on the network of `subnetId` are ports of an OVN logical switch. */
+  onOvn(subnetId: string): boolean;
+  /**
+   * The amphora forwards what reaches it for other addresses (on) or not (off): while OVN's load
+   * balancer and the amphora both serve the VIP, clients still sending to the amphora's MAC have
+   * their packets rewritten to a member by the switch, and the amphora passes them on.
+   */
+  relay(amphoraId: string, on: boolean): Promise<void>;
+  /** The amphora announces its addresses at `mac` (the router's, which OVN answers the VIP with), so clients send there. */
+  handOver(amphoraId: string, mac: string): Promise<void>;
+  /** Undoes handOver: the amphora announces its addresses at its own MAC (its switch port's) again. */
+  reclaim(amphoraId: string): Promise<void>;
+  /** The MAC of the router on the switch of `subnetId`'s network. */
+  routerMac(subnetId: string): Promise<string>;
+}
+
 export interface NetworkDriver {
+  /** Present when amphora ports are OVN switch ports: see OvnVipHandover. */
+  readonly ovn?: OvnVipHandover;
   /** The amphora's management address; asking again for the same amphora returns the same address. */
   allocateManagementAddress(trx: Transaction<Database>, amphoraId: string): Promise<string>;
   /** Frees it; releasing an amphora that holds none succeeds. */

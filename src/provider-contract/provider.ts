@@ -5,7 +5,7 @@
  * accepts), flows.ts (how it builds it).
  */
 import type { Flow, StepContext } from './flow.js';
-import type { Operation } from './operations.js';
+import type { Operation, StepPayload } from './operations.js';
 import type { Topology } from '../domain/enums.js';
 import type { HealthMonitorAttrs } from '../domain/rules/healthmonitor.js';
 import type { L7PolicyRecord } from '../db/records/l7policy.js';
@@ -58,7 +58,8 @@ export interface ProviderDriver {
   validateFlavorData(data: Record<string, unknown>): void;
   validateAvailabilityZoneData(data: Record<string, unknown>): void;
   readonly checks: ProviderChecks;
-  flow(operation: Operation): Flow;
+  /** The flow of a job: its operation's, or (a migration to another provider) the move's, which its payload names. */
+  flow(operation: Operation, payload?: StepPayload): Flow;
   /** What the provider does around each of its jobs besides the flow, if anything. */
   readonly jobHook?: JobHook;
 }

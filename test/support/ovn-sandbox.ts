@@ -65,6 +65,8 @@ export interface OvnSandbox {
   serveHttp(host: string, ip: string, port: number): Promise<Server>;
   /** A UDP server in `host` on ip:port answering every datagram with `<host>`. */
   serveUdp(host: string, ip: string, port: number): Promise<Server>;
+  /** A TCP server in `host` answering each line with `<host> <line>` on connections that stay open. */
+  serveEcho(host: string, ip: string, port: number): Promise<Server>;
   stopServer(server: Server): Promise<void>;
   /** `count` HTTP GETs from `host`, each on a new connection; one entry per request: the body or `FAIL:<reason>`. */
   httpGets(host: string, url: string, count: number, timeoutMs?: number): Promise<string[]>;
@@ -129,6 +131,12 @@ function fileTail(path: string | null): string {
 const HTTP_SERVER = `
 const [name, ip, port] = process.argv.slice(1);
 const s = require('node:http').createServer((q, r) => { r.setHeader('connection', 'close'); r.end(name + '\\n'); });
+s.listen(Number(port), ip, () => process.stdout.write('ready\\n'));
+process.on('SIGTERM', () => process.exit(0));`;
+/** Answers each line with `name line` on connections that stay open: what a move's established connections talk to. */
+const ECHO_SERVER = `
+const [name, ip, port] = process.argv.slice(1);
+const s = require('node:net').createServer((c) => { c.setEncoding('utf8'); let b = ''; c.on('data', (d) => { b += d; let i; while ((i = b.indexOf('\\n')) >= 0) { c.write(name + ' ' + b.slice(0, i) + '\\n'); b = b.slice(i + 1); } }); c.on('error', () => {}); });
 s.listen(Number(port), ip, () => process.stdout.write('ready\\n'));
 process.on('SIGTERM', () => process.exit(0));`;
 const UDP_SERVER = `
@@ -397,8 +405,7 @@ class Sandbox implements OvnSandbox {
     return this.run('ip', ['netns', 'exec', this.ns(host), cmd, ...args], timeoutMs);
   }
 
-  private async serve(proto: 'tcp' | 'udp', host: string, ip: string, port: number): Promise<Server> {
-    const script = proto === 'tcp' ? HTTP_SERVER : UDP_SERVER;
+  private async serve(proto: 'tcp' | 'udp', host: string, ip: string, port: number, script = proto === 'tcp' ? HTTP_SERVER : UDP_SERVER): Promise<Server> {
     const key = `${proto} server ${host} ${ip}:${port}`;
     const p = this.spawnDaemon(key, 'ip', ['netns', 'exec', this.ns(host), process.execPath, '-e', script, host, ip, String(port)], null, new Map());
     const pid = p.child.pid;
@@ -417,6 +424,10 @@ class Sandbox implements OvnSandbox {
 
   serveUdp(host: string, ip: string, port: number): Promise<Server> {
     return this.serve('udp', host, ip, port);
+  }
+
+  serveEcho(host: string, ip: string, port: number): Promise<Server> {
+    return this.serve('tcp', host, ip, port, ECHO_SERVER);
   }
 
   async stopServer(server: Server): Promise<void> {

@@ -100,7 +100,7 @@ test('refusals: Octavia\'s error body, the load balancer still ACTIVE and no job
     [{ provider: 'amphora', flavor_id: noopFlavor }, 400, /Flavor '.*' is not compatible with provider 'amphora'/],
     [{ provider: 'nope' }, 400, /Provider 'nope' is not enabled/],
     [{ provider: 'noop', topology: 'ACTIVE_STANDBY' }, 400, /provider 'noop' builds no amphorae/],
-    [{ provider: 'noop' }, 501, /moves between providers are not built yet/],
+    [{ provider: 'noop' }, 501, /moves go between the amphora and ovn providers/],
     [{ bogus: 1 }, 400, /Unknown attribute/],
   ];
   for (const [body, status, text] of cases) {

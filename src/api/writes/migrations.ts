@@ -1,6 +1,6 @@
 /**
  * `PUT /v2/lbaas/loadbalancers/{id}/migrate` (an Ostia extension): the load balancer moves to
- * another flavor or topology with its VIP kept. The provider's migrate flow builds the new data
+ * another flavor, topology or provider (amphora ↔ ovn) with its VIP kept. The provider's migrate flow builds the new data
  * plane, moves the traffic and retires the old one; the load balancer keeps its old placement
  * until the new one serves.
  */
@@ -16,6 +16,7 @@ import { lockLoadBalancer } from '../../db/lb-lock.js';
 import { enqueue } from '../../controller/jobs.js';
 import { misfits } from './provider-fit.js';
 import type { ProviderDriver } from '../../provider-contract/provider.js';
+import { MOVABLE, whyNoMoves } from '../../providers/movable.js';
 
 type Trx = Transaction<Database>;
 type MigrateInput = Static<typeof LoadBalancerMigrateBody>['migration'];
@@ -70,17 +71,20 @@ export async function migrateLoadBalancer(deps: ApiDeps, trx: Trx, row: LoadBala
   if (b.provider === undefined && b.flavor_id === undefined && b.topology === undefined)
     throw apiError('VALIDATION', 'a migration names at least one of provider, flavor_id and topology.');
   const from: Placement = { provider: row.provider, flavor_id: row.flavor_id, topology: row.topology };
+  const current = deps.providers.forLoadBalancer(row.provider);
   const { placement: to, driver, staying, flavorData } = await target(deps, trx, row, b);
   if (!staying) {
     const lb = { ...loadBalancerCodec.decode(row), provider: to.provider, flavor_id: to.flavor_id };
     const refused = await misfits(trx, lb, driver);
     if (refused.length) throw apiError('VALIDATION', `load balancer ${row.id} does not fit provider '${to.provider}': ${refused.join('; ')}`);
-    throw apiError('PROVIDER_NOT_IMPLEMENTED', to.provider, `taking over a load balancer of provider '${row.provider}' (moves between providers are not built yet; moves between flavors and topologies are)`);
+    const why = MOVABLE.has(current.name) && MOVABLE.has(driver.name) ? whyNoMoves(deps.config) : 'moves go between the amphora and ovn providers';
+    if (why) throw apiError('PROVIDER_NOT_IMPLEMENTED', to.provider, `taking over a load balancer of provider '${row.provider}': ${why}`);
+  } else {
+    // The same flavor both sides: nothing moves unless the topology it builds changes.
+    const before = builtTopology(from, flavorData);
+    if (from.flavor_id === to.flavor_id && before === builtTopology(to, flavorData))
+      throw apiError('VALIDATION', `load balancer ${row.id} is already built with ${describePlacement(from, before)}: nothing to move.`);
   }
-  // The same flavor both sides: nothing moves unless the topology it builds changes.
-  const before = builtTopology(from, flavorData);
-  if (from.flavor_id === to.flavor_id && before === builtTopology(to, flavorData))
-    throw apiError('VALIDATION', `load balancer ${row.id} is already built with ${describePlacement(from, before)}: nothing to move.`);
   driver.checks.operation?.('loadbalancer.migrate');
   await lockLoadBalancer(trx, row.id, ['ACTIVE'], 'PENDING_UPDATE');
   const migration = { from, to };

@@ -16,6 +16,10 @@
  * - An amphora's ports (./amphora-ports.ts): its base port on the VIP network as `eth1`, holding its
  *   own address and, unless keepalived moves them (ACTIVE_STANDBY), the VIPs; one port per member
  *   network it must reach (`n-<network id>`).
+ * - With `ovn.integrationBridge` set, the networks `ovn.networks` maps are OVN logical switches instead
+ *   (./ovn-ports.ts): no bridge and no leg for them (OVN's routers are their gateways), and an amphora's
+ *   port there is a switch port on the integration bridge, so the ovn provider's load balancers and the
+ *   amphorae share those networks and a load balancer can move between them with its VIP.
  */
 import type { Kysely, Transaction } from 'kysely';
 import { dataDirTag } from '../../config.js';
@@ -24,12 +28,14 @@ import { bigIntToIp, cidrContains, ipToBigInt, ipVersion, parseCidr, parseHostPo
 import { amphoraNamespace, deleteLink, deleteNetns, ensureNetns, ip, ipBatch, linkExists, linkMac, MANAGEMENT_INTERFACE, namespaceIdentity, namespacesUnavailable, netnsExists, type BridgeAttachment } from '../../linux-net/ip.js';
 import { NetworkCatalog } from '../catalog.js';
 import { checkManagementNetwork, ManagementPorts, type ManagementNetworkConfig } from '../management-ports.js';
-import type { BasePort, NetworkDriver, SecurityGroup, VipPlug } from '../network-driver.js';
+import type { BasePort, NetworkDriver, OvnVipHandover, SecurityGroup, VipPlug } from '../network-driver.js';
 import { addPortSecurity, removePortSecurity } from '../../linux-net/port-security.js';
 import { renderAmphoraFirewall, type VipListener } from './security-groups.js';
 import type { SecurityGroupRule } from '../../domain/security-group-rule.js';
 import { nftApply } from '../../linux-net/nft.js';
 import { AmphoraPorts, MEMBER_DEVICE_OWNER, VRRP_DEVICE_OWNER, type AmphoraPort } from './amphora-ports.js';
+import { OvnPorts } from './ovn-ports.js';
+import type { Config } from '../../config.js';
 
 
 export const MANAGEMENT_BRIDGE = 'br-mgmt';
@@ -64,12 +70,15 @@ export class BridgeNetwork implements NetworkDriver {
   private readonly amphoraPorts: AmphoraPorts;
   /** The security group last written into each amphora's namespace, and which namespace that was. */
   private readonly firewalls = new Map<string, { namespace: number | null; script: string }>();
+  private readonly ovnPorts: OvnPorts | undefined;
+  readonly ovn: OvnVipHandover | undefined;
 
   constructor(
     dataDir: string,
     private readonly config: ManagementNetworkConfig,
     /** The tenant networks; none by default (the management network alone). */
     private readonly catalog: NetworkCatalog = new NetworkCatalog({ networks: [], qosPolicies: [], securityGroups: [] }),
+    ovn?: Config['ovn'],
   ) {
     const cidr = parseCidr(config.cidr);
     checkManagementNetwork(config, (c) =>
@@ -91,6 +100,41 @@ export class BridgeNetwork implements NetworkDriver {
     this.hostLink = this.fabric;
     this.ports = new ManagementPorts(config);
     this.amphoraPorts = new AmphoraPorts(catalog);
+    this.ovnPorts = ovn?.integrationBridge.ovsdb ? new OvnPorts(ovn, this.tag) : undefined;
+    this.ovn = this.ovnPorts && this.ovnHandover(this.ovnPorts);
+  }
+
+  private onOvn(networkId: string): boolean {
+    return this.ovnPorts?.switchOf(networkId) !== undefined;
+  }
+
+  /** The networks that are Linux bridges of the fabric. */
+  private get bridged() {
+    return this.catalog.networks.filter((n) => !this.onOvn(n.id));
+  }
+
+  private ovnHandover(ports: OvnPorts): OvnVipHandover {
+    const netns = (amphoraId: string) => amphoraNamespace(this.fabric, amphoraId);
+    // A new MAC makes the namespace announce every address of the interface at it (arp_notify; ndisc_notify for IPv6).
+    const announceAt = async (amphoraId: string, mac: string) => {
+      if (!(await linkExists(VIP_INTERFACE, netns(amphoraId)))) return;
+      await ip('netns', 'exec', netns(amphoraId), 'sh', '-c', `echo 1 > /proc/sys/net/ipv6/conf/${VIP_INTERFACE}/ndisc_notify`);
+      await ip('-n', netns(amphoraId), 'link', 'set', 'dev', VIP_INTERFACE, 'address', mac);
+    };
+    return {
+      onOvn: (subnetId) => this.onOvn(this.amphoraPorts.subnet(subnetId).network_id),
+      relay: async (amphoraId, on) => {
+        const v = on ? 1 : 0;
+        // Redirects would tell clients to skip the amphora for a member's address: they cannot, the switch rewrote it.
+        await ip('netns', 'exec', netns(amphoraId), 'sh', '-c', `echo 0 > /proc/sys/net/ipv4/conf/all/send_redirects && echo 0 > /proc/sys/net/ipv4/conf/${VIP_INTERFACE}/send_redirects && echo ${v} > /proc/sys/net/ipv4/ip_forward && echo ${v} > /proc/sys/net/ipv6/conf/all/forwarding`);
+      },
+      handOver: announceAt,
+      reclaim: async (amphoraId) => {
+        const mac = await ports.portMac(amphoraPortEnd(amphoraId));
+        if (mac) await announceAt(amphoraId, mac);
+      },
+      routerMac: (subnetId) => ports.routerMac(this.amphoraPorts.subnet(subnetId).network_id),
+    };
   }
 
   /** Where amphorae plug their management port (the netns compute driver's `management`). */
@@ -100,7 +144,7 @@ export class BridgeNetwork implements NetworkDriver {
 
   /** The controller's addresses on tenant networks: the subnets' gateways, on its legs. */
   get legAddresses(): string[] {
-    return this.catalog.subnets.flatMap((sub) => (sub.gateway_ip ? [sub.gateway_ip] : []));
+    return this.catalog.subnets.flatMap((sub) => (sub.gateway_ip && !this.onOvn(sub.network_id) ? [sub.gateway_ip] : []));
   }
 
   /**
@@ -114,7 +158,7 @@ export class BridgeNetwork implements NetworkDriver {
     await ensureNetns(this.fabric);
     await this.ensureBridge(MANAGEMENT_BRIDGE);
     await this.ensureLeg(this.hostLink, CONTROLLER_PORT, MANAGEMENT_BRIDGE, [`${this.controllerAddress}/${this.prefixLength}`]);
-    for (const network of this.catalog.networks) {
+    for (const network of this.bridged) {
       await this.ensureBridge(networkBridge(network.id));
       const gateways = this.catalog.subnets.filter((sub) => sub.network_id === network.id && sub.gateway_ip).map((sub) => `${sub.gateway_ip}/${sub.cidrParsed.prefix}`);
       if (gateways.length) await this.ensureLeg(this.legName(network.id), legFabricEnd(network.id), networkBridge(network.id), gateways);
@@ -124,7 +168,7 @@ export class BridgeNetwork implements NetworkDriver {
   /** Removes the fabric and the controller's veths: every amphora still plugged in loses its networks. */
   async destroy(): Promise<void> {
     await deleteLink(this.hostLink);
-    for (const network of this.catalog.networks) await deleteLink(this.legName(network.id));
+    for (const network of this.bridged) await deleteLink(this.legName(network.id));
     await deleteNetns(this.fabric);
   }
 
@@ -132,6 +176,7 @@ export class BridgeNetwork implements NetworkDriver {
   tenantBridge(networkId: string): BridgeAttachment & { gateway: string | null } {
     const subnet = this.catalog.pickSubnet(networkId);
     if (!subnet) throw new Error(`network ${networkId} is not in network.networks, or has no subnet`);
+    if (this.onOvn(networkId)) throw new Error(`network ${networkId} is OVN logical switch ${this.ovnPorts!.switchOf(networkId)}, not a bridge: plug into it through OVN`);
     return { namespace: this.fabric, bridge: networkBridge(networkId), prefixLength: subnet.cidrParsed.prefix, gateway: subnet.gateway_ip };
   }
 
@@ -205,6 +250,7 @@ export class BridgeNetwork implements NetworkDriver {
     const netns = amphoraNamespace(this.fabric, amphoraId);
     if (!netnsExists(netns)) throw new Error(`amphora ${amphoraId} has no network namespace ${netns} to plug its port into: it is not running (compute.driver netns boots it first)`);
     await this.unplugAmphora(fabricEnd);
+    if (this.ovnPorts && this.onOvn(port.subnet.network_id)) return this.plugOnOvn(this.ovnPorts, netns, port, fabricEnd, inside, addresses, routes);
     await ipBatch(this.fabric, [`link add ${fabricEnd} type veth peer name ${inside} netns ${netns}`]);
     const mac = await linkMac(inside, netns);
     await addPortSecurity(this.fabric, fabricEnd, { mac, addresses: [port.address, ...allowedPairs] });
@@ -216,6 +262,22 @@ export class BridgeNetwork implements NetworkDriver {
     // previous amphora of a reused VIP, for as long as they trust it. Setting the MAC it has makes
     // the namespace (arp_notify) announce again, through the port forwarding by then.
     await this.untilForwarding(fabricEnd);
+    await ip('-n', netns, 'link', 'set', 'dev', inside, 'address', mac);
+  }
+
+  /** As plugAmphora, on an OVN switch: the outer end on the integration bridge, the switch port holding its MAC and address. */
+  private async plugOnOvn(ports: OvnPorts, netns: string, port: AmphoraPort, outerEnd: string, inside: string, addresses: string[], routes: string[]): Promise<void> {
+    await ip(...(ports.namespace ? ['-n', ports.namespace] : []), 'link', 'add', outerEnd, 'type', 'veth', 'peer', 'name', inside, 'netns', netns);
+    const mac = await linkMac(inside, netns);
+    // OVS's userspace datapath passes on partially checksummed packets as they are: TCP through it fails
+    // unless the kernel fills in the checksums. Harmless with the kernel datapath.
+    await ip('netns', 'exec', netns, 'ethtool', '-K', inside, 'tx', 'off').catch((e: Error) => {
+      throw new Error(`${e.message} (ethtool is needed to plug amphorae into OVN: apt-get install ethtool)`);
+    });
+    await ipBatch(netns, [`address add ${port.address}/${port.subnet.cidrParsed.prefix} dev ${inside}`, ...addresses]);
+    await ipBatch(netns, [`link set ${inside} up`, ...routes]);
+    await ports.plug(port.subnet.network_id, outerEnd, mac, port.address);
+    // Announced again once OVN forwards (see plugAmphora).
     await ip('-n', netns, 'link', 'set', 'dev', inside, 'address', mac);
   }
 
@@ -233,6 +295,9 @@ export class BridgeNetwork implements NetworkDriver {
   private async unplugAmphora(fabricEnd: string): Promise<void> {
     await deleteLink(fabricEnd, this.fabric);
     await removePortSecurity(this.fabric, fabricEnd);
+    if (!this.ovnPorts) return;
+    await this.ovnPorts.unplug(fabricEnd);
+    await deleteLink(fabricEnd, this.ovnPorts.namespace ?? undefined);
   }
 
   /**
@@ -306,10 +371,10 @@ export class BridgeNetwork implements NetworkDriver {
    * gets a leg on would make routes ambiguous.
    */
   private async checkAddressesFree(): Promise<void> {
-    const ours = new Set([this.hostLink, ...this.catalog.networks.map((n) => this.legName(n.id))]);
+    const ours = new Set([this.hostLink, ...this.bridged.map((n) => this.legName(n.id))]);
     const checked = [{ cidr: this.config.cidr, what: 'amphora.managementNetwork.cidr', remedy: 'set amphora.managementNetwork to a free range' }];
     for (const sub of this.catalog.subnets)
-      if (sub.gateway_ip) checked.push({ cidr: sub.cidr, what: `subnet ${sub.id} (${sub.name})`, remedy: 'give the subnet a free range in network.networks, or no gateway_ip' });
+      if (sub.gateway_ip && !this.onOvn(sub.network_id)) checked.push({ cidr: sub.cidr, what: `subnet ${sub.id} (${sub.name})`, remedy: 'give the subnet a free range in network.networks, or no gateway_ip' });
     for (const { cidr, what, remedy } of checked) {
       const lines = (await ip('-o', 'address', 'show', 'to', cidr)).split('\n').filter(Boolean);
       const other = lines.map((line) => line.split(/\s+/)[1]!).find((link) => !ours.has(link));

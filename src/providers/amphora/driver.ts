@@ -6,13 +6,14 @@ import {
 } from './capabilities.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { amphoraFlows } from './flows.js';
+import type { MoveDeps } from '../provider-moves.js';
 
 /** Octavia's text for its amphora provider (octavia/common/config.py, enabled_provider_drivers). */
 export const AMPHORA_DESCRIPTION = 'The Octavia Amphora driver.';
 /** Appended under compute.driver noop, so no client is told a data plane exists. No comma: tools split descriptions on commas. */
 export const NOOP_COMPUTE_DESCRIPTION_SUFFIX = ' (test mode: no-op compute and amphora drivers; no data plane)';
 
-export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute']['driver'] = 'local', jobHook?: JobHook): ProviderDriver {
+export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute']['driver'] = 'local', jobHook?: JobHook, moves: MoveDeps = {}): ProviderDriver {
   const noop = compute === 'noop';
   return {
     name: PROVIDER,
@@ -22,7 +23,7 @@ export function amphoraDriver(load: AmphoraDepsLoader, compute: Config['compute'
     validateFlavorData: (data) => validateAmphoraFlavorData(data, buildsPairs(compute)),
     validateAvailabilityZoneData: validateAmphoraAvailabilityZoneData,
     checks: amphoraChecks(compute),
-    flow: amphoraFlows(load),
+    flow: amphoraFlows(load, moves),
     jobHook,
   };
 }

@@ -21,6 +21,7 @@
  *                         without them; mark-active records the new
  *                         placement. A failure takes down what the job built: the previous amphorae
  *                         kept serving, the load balancer goes back to ACTIVE with the reason
+ *   loadbalancer.migrate to another provider (ovn): ../provider-moves.ts
  *   loadbalancer.delete   stop-amphorae → settle
  *   amphora.config        push-config (to that amphora; no status changes)
  *   amphora.delete        delete-amphora
@@ -29,7 +30,9 @@ import type { Flow, StepContext } from '../../provider-contract/flow.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { settleFailure } from '../../db/lb-tree.js';
-import type { Operation } from '../../provider-contract/operations.js';
+import type { Operation, StepPayload } from '../../provider-contract/operations.js';
+import { amphoraToOvn, moveDeps, movingTo, type MoveDeps } from '../provider-moves.js';
+import { PROVIDER } from './capabilities.js';
 import type { AmphoraDepsLoader } from './deps.js';
 import { verifyCertificates } from './verify-certificates.js';
 import { rememberFailure } from '../../db/failover-memory.js';
@@ -103,7 +106,7 @@ function failMigration(load: AmphoraDepsLoader): Flow['onFailure'] {
   };
 }
 
-export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
+export function amphoraFlows(load: AmphoraDepsLoader, moves: MoveDeps = {}): (op: Operation, payload?: StepPayload) => Flow {
   const build = (round: Round) => [createAmphora(load, round), bootCompute(load, round), waitForAgent(load, round), plugVip(load, round)];
   const replace = (round: Round) => [...build(round), pushConfig(load, builtAndKept(round)), retireOldAmphorae(load, round)];
   const create: Flow = { steps: [...build(0), pushConfig(load, builtByJob), verifyCertificates(load), markActive(load)], onFailure: failLoadBalancer };
@@ -126,14 +129,16 @@ export function amphoraFlows(load: AmphoraDepsLoader): (op: Operation) => Flow {
       await updateAmphora(ctx.db.kysely, String(ctx.payload.amphora_id), { status: 'ERROR', status_reason: reason(step, error) });
     },
   };
-  return (op) => {
+  return (op, payload) => {
     switch (op) {
       case 'loadbalancer.create':
         return create;
       case 'loadbalancer.failover':
         return failoverInTurn;
-      case 'loadbalancer.migrate':
-        return migrate;
+      case 'loadbalancer.migrate': {
+        const to = movingTo(PROVIDER, payload);
+        return to ? amphoraToOvn(load, moveDeps(moves, to).ovn!) : migrate;
+      }
       case 'amphora.failover':
         return failover;
       case 'loadbalancer.delete':

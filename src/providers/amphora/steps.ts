@@ -72,7 +72,7 @@ export async function findBuiltAmphorae(db: Q, jobId: string, rounds?: readonly 
 }
 
 /** The amphorae the round builds; round 1 may rightly build none (see roundPlan). */
-async function builtAmphorae(ctx: StepContext, round: Round = 0): Promise<AmphoraRow[]> {
+export async function builtAmphorae(ctx: StepContext, round: Round = 0): Promise<AmphoraRow[]> {
   const amphorae = await findBuiltAmphorae(ctx.db.kysely, ctx.jobId, [round]);
   if (!amphorae.length && round === 0) throw new Error(`amphora ${jobAmphoraId(ctx.jobId)} of this job is missing from the database`);
   return amphorae;
@@ -104,7 +104,7 @@ export async function destroyCompute(deps: AmphoraDeps, amp: AmphoraRow): Promis
   for (const id of ids) await deps.compute.delete(id);
 }
 
-async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; subnetId: string | null; addresses: string[]; securityGroups: string[] }> {
+export async function vipsOf(db: Q, lbId: string): Promise<{ portId: string | null; subnetId: string | null; addresses: string[]; securityGroups: string[] }> {
   const lb = await db.selectFrom('load_balancer').select(['vip_address', 'vip_port_id', 'vip_subnet_id', 'additional_vips', 'vip_sg_ids']).where('id', '=', lbId).executeTakeFirstOrThrow();
   const { additional_vips, vip_sg_ids } = loadBalancerCodec.decode(lb);
   return { portId: lb.vip_port_id, subnetId: lb.vip_subnet_id, addresses: [...(lb.vip_address ? [lb.vip_address] : []), ...additional_vips.map((v) => v.ip_address)], securityGroups: vip_sg_ids };
@@ -143,7 +143,7 @@ async function placementOf(ctx: Pick<StepContext, 'db' | 'loadBalancerId' | 'pay
  * Takes an amphora out of service for good: its processes, its VIPs, its management address.
  * The row stays, DELETED, as Octavia keeps it until housekeeping purges it.
  */
-async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
+export async function retireAmphora(ctx: StepContext, deps: AmphoraDeps, amp: AmphoraRow): Promise<void> {
   await takeDown(ctx, deps, amp, 'DELETED');
 }
 
@@ -169,7 +169,7 @@ const VRRP_PRIORITY: Record<string, number | null> = { MASTER: 100, BACKUP: 90, 
 /** Octavia's DEFAULT_VRRP_ID, which its flows give every amphora, STANDALONE included. */
 const VRRP_ID = 1;
 const isVrrp = (role: Role) => role === 'MASTER' || role === 'BACKUP';
-const masterLast = (a: AmphoraRow, b: AmphoraRow) => Number(a.role === 'MASTER') - Number(b.role === 'MASTER');
+export const masterLast = (a: AmphoraRow, b: AmphoraRow) => Number(a.role === 'MASTER') - Number(b.role === 'MASTER');
 
 /** The amphorae of the load balancer a failover may replace: those not built by this job and not gone. */
 async function previousAmphorae(ctx: StepContext): Promise<AmphoraRow[]> {
@@ -471,7 +471,7 @@ export function claimVip(load: AmphoraDepsLoader, round: Round = 0): Step {
  */
 export type PushTargets = (ctx: StepContext) => Promise<{ push: AmphoraRow[]; pair: AmphoraRow[]; together?: boolean; leaving?: boolean }>;
 
-const allocated = (ctx: StepContext) => ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
+export const allocated = (ctx: Pick<StepContext, 'db' | 'loadBalancerId'>) => ctx.db.kysely.selectFrom('amphora').selectAll().where('load_balancer_id', '=', ctx.loadBalancerId).where('status', '=', 'ALLOCATED').execute();
 
 /** The amphorae a create builds: a new pair's agents take their configuration at once (both start as BACKUP). */
 export const builtByJob: PushTargets = async (ctx) => {
@@ -679,19 +679,30 @@ export function retireOldAmphorae(load: AmphoraDepsLoader, round: Round = 0): St
       const built = await builtAmphorae(ctx, round);
       if (!built.length) return;
       const { replaced } = await roundPlan(ctx, round, (await placementOf(ctx)).topology);
-      // A MASTER last: a BACKUP that outlived it would take the VIP from the new amphorae as it stops.
-      for (const amp of [...replaced].sort(masterLast)) {
-        try {
-          await retireAmphora(ctx, deps, amp);
-        } catch (e) {
-          if (ctx.signal.aborted) throw e;
-          ctx.log.warn({ err: e, amphora: amp.id }, 'could not retire the replaced amphora; it is left in ERROR');
-          await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR', status_reason: `retire-old-amphorae: ${message(e)}` });
-        }
-      }
+      await retireInTurn(ctx, deps, replaced, 'retire-old-amphorae');
       await ctx.db.kysely.updateTable('amphora').set({ status: 'ALLOCATED', updated_at: timestamp() }).where('id', 'in', built.map((a) => a.id)).execute();
     },
   };
+}
+
+/**
+ * Retires amphorae whose successors already carry the traffic, a MASTER last (a BACKUP that outlived it
+ * would take the VIP back as it stops). One that cannot be retired is left in ERROR with the reason, for
+ * an admin's delete: failing the job would undo the successors. Returns those left.
+ */
+export async function retireInTurn(ctx: StepContext, deps: AmphoraDeps, amphorae: readonly AmphoraRow[], step: string): Promise<AmphoraRow[]> {
+  const left: AmphoraRow[] = [];
+  for (const amp of [...amphorae].sort(masterLast)) {
+    try {
+      await retireAmphora(ctx, deps, amp);
+    } catch (e) {
+      if (ctx.signal.aborted) throw e;
+      ctx.log.warn({ err: e, amphora: amp.id }, 'could not retire an amphora whose successor serves; it is left in ERROR');
+      await updateAmphora(ctx.db.kysely, amp.id, { status: 'ERROR', status_reason: `${step}: ${message(e)}` });
+      left.push(amp);
+    }
+  }
+  return left;
 }
 
 /** The admin API's delete of a failed amphora. */

@@ -7,6 +7,7 @@ import type { JobHook, ProviderChecks, ProviderDriver } from '../../provider-con
 import { ovnCapabilities, ovnChecks, PROVIDER } from './capabilities.js';
 import type { OvnDepsLoader } from './deps.js';
 import { ovnFlows } from './flows.js';
+import type { MoveDeps } from '../provider-moves.js';
 
 /**
  * The capability checks plus what only this deployment's config can say: the VIP's network must
@@ -38,7 +39,7 @@ function deploymentChecks(catalog: NetworkCatalog, ovn: Config['ovn']): Provider
   };
 }
 
-export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config, jobHook?: JobHook): ProviderDriver {
+export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: Config, jobHook?: JobHook, moves: MoveDeps = {}): ProviderDriver {
   const { requireSupported } = ovnCapabilities;
   return {
     name: PROVIDER,
@@ -55,7 +56,7 @@ export function ovnDriver(load: OvnDepsLoader, catalog: NetworkCatalog, config: 
     validateFlavorData: () => requireSupported('flavor', 'validate'),
     validateAvailabilityZoneData: () => requireSupported('availability_zone', 'validate'),
     checks: deploymentChecks(catalog, config.ovn),
-    flow: ovnFlows(load),
+    flow: ovnFlows(load, moves),
     jobHook,
   };
 }

@@ -18,7 +18,7 @@ import type { StatusChange, StatusTable } from '../../operating-status/derivatio
 import { OvsdbClient, type RowInput } from '../../ovn/ovsdb/index.js';
 import { SB_SCHEMA, TestOvsdbServer } from '../../../test/support/ovsdb-server.js';
 import { freshPostgresDatabase } from '../../../test/support/postgres.js';
-import { SB_DB } from './connection.js';
+import { SB_DB } from '../../ovn/connection.js';
 import { OvnHealthWatcher } from './health-watcher.js';
 import { unmet } from '../../../test/support/requirements.js';
 

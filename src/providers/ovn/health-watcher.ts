@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { loadTrees, writeStatusChanges, type StatusChange } from '../../operating-status/derivation.js';
 import type { Monitor, OvsdbClient, Row, RowChange } from '../../ovn/ovsdb/index.js';
-import { SB_DB } from './connection.js';
+import { SB_DB } from '../../ovn/connection.js';
 import { findProbedMembers, healthFacts, loadProbedMembers, memberKey, ovnStatusChanges, rowKey, verdictsOf, SERVICE_MONITOR, type ProbedMember, type ServiceMonitorStatus } from './statuses.js';
 
 const { table: TABLE, columns: COLUMNS } = SERVICE_MONITOR;

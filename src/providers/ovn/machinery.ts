@@ -10,7 +10,7 @@ import type { Db } from '../../db/database.js';
 import type { NetworkCatalog } from '../../network/catalog.js';
 import type { OvsdbClient } from '../../ovn/ovsdb/index.js';
 import { openOnce } from '../open-once.js';
-import { connectSouthbound } from './connection.js';
+import { connectSouthbound } from '../../ovn/connection.js';
 import { networkView, type OvnDeps } from './deps.js';
 
 /** How long an OVN flow waits for a lost Northbound connection before it fails the change. */

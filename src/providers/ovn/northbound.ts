@@ -13,7 +13,7 @@ import {
   assertHealthChecksSupported, datumEquals, HealthCheckUnsupportedError, mapToRecord, NamedUuid, OvsdbOperationError, Uuid,
   type Atom, type Datum, type Monitor, type Operation, type OvsdbClient, type OvsdbClientOptions, type Row, type RowInput,
 } from '../../ovn/ovsdb/index.js';
-import { connectNorthbound, NB_DB } from './connection.js';
+import { connectNorthbound, NB_DB } from '../../ovn/connection.js';
 import { OWNER, OWNER_KEY, type Desired, type DesiredPort, type DesiredRow } from './desired.js';
 import { NB_TABLES, Topology, uuidSet, type Named } from './topology.js';
 
@@ -159,6 +159,32 @@ export class Northbound {
       ops.push(...this.detachPorts(vipPortNames));
       return { ops, releasedSources: released(current) };
     });
+  }
+
+  /**
+   * Resolves once every chassis runs what the database holds now (ovn-nbctl's `--wait=hv`): NB_Global's
+   * nb_cfg goes up by one and the transaction waits, in ovsdb-server, until hv_cfg has caught up.
+   * A move hands a VIP over only then: before it, some chassis may not serve the rows just written.
+   */
+  async appliedEverywhere(timeoutMs: number): Promise<void> {
+    const [, read] = await this.client.transact(NB_DB, [
+      { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
+      { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] },
+    ]);
+    const target = read?.op === 'select' ? Number(read.rows[0]?.nb_cfg) : NaN;
+    if (!Number.isFinite(target)) throw new Error('the Northbound database has no NB_Global row: is ovn-northd running against it?');
+    const deadline = Date.now() + timeoutMs;
+    // A wait that times out in the server fails the transaction; each round waits for the next change of hv_cfg.
+    for (;;) {
+      const [now] = await this.client.transact(NB_DB, [{ op: 'select', table: 'NB_Global', where: [], columns: ['hv_cfg'] }]);
+      const hv = now?.op === 'select' ? Number(now.rows[0]?.hv_cfg) : NaN;
+      if (hv >= target) return;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`the chassis have not applied the Northbound change (nb_cfg ${target}, hv_cfg ${hv}) within ${timeoutMs / 1000} s: is ovn-controller running on every chassis? See \`ovn-sbctl show\``);
+      await this.client
+        .transact(NB_DB, [{ op: 'wait', table: 'NB_Global', where: [], columns: ['hv_cfg'], until: '!=', rows: [{ hv_cfg: hv }], timeoutMs: Math.min(left, 5_000) }])
+        .catch(() => undefined);
+    }
   }
 
   /** Removes switch ports by name (a health-check source port no member needs any more). */

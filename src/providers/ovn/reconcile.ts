@@ -5,6 +5,7 @@
  * starts and after every Northbound reconnection (the database may have been restored from an
  * older copy). Load balancers with a job in flight are left to that job.
  */
+import { PendingStatuses } from '../../domain/enums.js';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { mapToRecord } from '../../ovn/ovsdb/index.js';
@@ -31,7 +32,9 @@ export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger, pa
   const { nb } = deps;
   const owned = nb.ownedNames();
   const stored = await db.kysely.selectFrom('load_balancer').select(['id', 'provisioning_status']).where('provider', '=', PROVIDER).execute();
-  const known = new Set(stored.map((lb) => lb.id));
+  // A job in flight owns its load balancer's rows, whatever its provider: a move to OVN writes them before the load balancer is OVN's.
+  const inFlight = await db.kysely.selectFrom('load_balancer').select('id').where('provider', '!=', PROVIDER).where('provisioning_status', 'in', PendingStatuses).execute();
+  const known = new Set([...stored, ...inFlight].map((lb) => lb.id));
   const report: ReconcileReport = { checked: 0, rewritten: 0, removed: 0, failed: 0 };
 
   const strayPorts = new Map<string, string[]>();

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { connectSouthbound } from './connection.js';
+import { connectSouthbound } from '../../ovn/connection.js';
 import type { OvnDeps } from './deps.js';
 import { OvnHealthWatcher } from './health-watcher.js';
 import { syncSettled } from './state.js';

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { OvnDeps } from './deps.js';
 import { desiredState, type Desired, type HealthPortAddress } from './desired.js';
 import type { Condition, Row } from '../../ovn/ovsdb/index.js';
-import { SB_DB } from './connection.js';
+import { SB_DB } from '../../ovn/connection.js';
 import { memberKey, ovnMemberStatuses, SERVICE_MONITOR, verdictsOf, type OvnHealthFacts, type ServiceMonitorStatus } from './statuses.js';
 import { forgetHealthPorts, probedSubnets, reserveHealthPorts, unusedHealthPorts } from './health-ports.js';
 import { loadOvnTree, loadOvnTrees, probedMembers, type OvnTree } from './tree.js';

@@ -37,19 +37,32 @@ async function whenConnected<T>(ctx: StepContext, deps: OvnDeps, write: () => Pr
   }
 }
 
+/** Makes the load balancer's rows what its tree says; resolves with the plan of the attempt that committed. */
+function syncNorthbound(ctx: StepContext, deps: OvnDeps): Promise<PlannedState> {
+  return whenConnected(ctx, deps, async () => {
+    // The plan of the attempt that committed (sync re-plans when another writer got in first).
+    let last: PlannedState | undefined;
+    const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (last = await plannedState(ctx.db, deps, ctx.loadBalancerId, true)).desired);
+    ctx.log.debug({ ...outcome }, 'northbound in sync');
+    await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
+    return last!;
+  });
+}
+
+async function removeRows(ctx: StepContext, deps: OvnDeps): Promise<void> {
+  const lb = await ctx.db.kysely.selectFrom('load_balancer').select(['vip_port_id', 'additional_vips']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
+  const ports = [lb.vip_port_id, ...loadBalancerCodec.decode(lb).additional_vips.map((v) => v.port_id)].filter((p): p is string => !!p);
+  await whenConnected(ctx, deps, async () => {
+    const outcome = await deps.nb.remove(ctx.loadBalancerId, ports);
+    await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
+  });
+}
+
 export function syncAndSettle(load: OvnDepsLoader): Step {
   return {
     name: 'sync-and-settle',
     async run(ctx) {
-      const deps = await load();
-      const planned = await whenConnected(ctx, deps, async () => {
-        // The plan of the attempt that committed (sync re-plans when another writer got in first).
-        let last: PlannedState | undefined;
-        const outcome = await deps.nb.sync(ctx.loadBalancerId, async () => (last = await plannedState(ctx.db, deps, ctx.loadBalancerId, true)).desired);
-        ctx.log.debug({ ...outcome }, 'northbound in sync');
-        await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
-        return last!;
-      });
+      const planned = await syncNorthbound(ctx, await load());
       await ctx.db.kysely.transaction().execute(async (trx) => {
         await recordMigration(trx, ctx);
         if (!(await settleSuccess(trx, ctx.loadBalancerId))) return;
@@ -66,13 +79,48 @@ export function removeNorthbound(load: OvnDepsLoader): Step {
   return {
     name: 'remove-northbound',
     async run(ctx) {
+      await removeRows(ctx, await load());
+    },
+  };
+}
+
+/** How long a move waits for every chassis to apply a change before it hands the VIP on. */
+const APPLIED_TIMEOUT_MS = 30_000;
+
+/**
+ * A move to OVN (../provider-moves.ts): the rows written while the amphorae still serve, and every
+ * chassis running them before the VIP is handed over. Undone by removing them.
+ */
+export function writeNorthbound(load: OvnDepsLoader): Step {
+  return {
+    name: 'write-northbound',
+    async run(ctx) {
       const deps = await load();
-      const lb = await ctx.db.kysely.selectFrom('load_balancer').select(['vip_port_id', 'additional_vips']).where('id', '=', ctx.loadBalancerId).executeTakeFirstOrThrow();
-      const ports = [lb.vip_port_id, ...loadBalancerCodec.decode(lb).additional_vips.map((v) => v.port_id)].filter((p): p is string => !!p);
-      await whenConnected(ctx, deps, async () => {
-        const outcome = await deps.nb.remove(ctx.loadBalancerId, ports);
-        await releaseHealthPorts(ctx.db, deps, outcome.releasedSources);
-      });
+      await syncNorthbound(ctx, deps);
+      await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
+    },
+    async revert(ctx) {
+      await removeRows(ctx, await load());
+    },
+  };
+}
+
+/**
+ * A move from OVN: the rows go once the amphorae serve; resolved when every chassis has stopped serving
+ * them. Undone by writing them again, before the amphorae built are taken down.
+ */
+export function withdrawNorthbound(load: OvnDepsLoader): Step {
+  return {
+    name: 'withdraw-northbound',
+    async run(ctx) {
+      const deps = await load();
+      await removeRows(ctx, deps);
+      await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
+    },
+    async revert(ctx) {
+      const deps = await load();
+      await syncNorthbound(ctx, deps);
+      await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
     },
   };
 }
