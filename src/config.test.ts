@@ -47,6 +47,19 @@ test('network.driver is catalog by default; noop goes only with providers that s
   );
 });
 
+test('ovn.integrationBridge plugs netns amphorae into OVN: refused without them, or without the Northbound database', () => {
+  const integrationBridge = { ovsdb: 'unix:/var/run/openvswitch/db.sock' };
+  assert.equal(validateConfig(defaultConfig('/tmp/x')).ovn.integrationBridge.ovsdb, '', 'off by default');
+  assert.throws(
+    () => validateConfig(deepMerge(defaultConfig('/tmp/x'), { ovn: { nbConnection: 'unix:/nb.sock', integrationBridge } })),
+    (e: Error) => e instanceof ConfigError && /needs compute.driver netns and network.driver bridge/.test(e.message),
+  );
+  assert.throws(
+    () => validateConfig(deepMerge(defaultConfig('/tmp/x'), { compute: { driver: 'netns' }, network: { driver: 'bridge' }, ovn: { integrationBridge } })),
+    (e: Error) => e instanceof ConfigError && /ovn.nbConnection is empty/.test(e.message),
+  );
+});
+
 test('providersNeedingRealNetwork names each provider with its remedy', () => {
   const config = defaultConfig('/tmp/x');
   assert.deepEqual(providersNeedingRealNetwork(config).map((n) => n.provider), ['amphora']);
