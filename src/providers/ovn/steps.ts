@@ -87,6 +87,13 @@ export function removeNorthbound(load: OvnDepsLoader): Step {
 /** How long a move waits for every chassis to apply a change before it hands the VIP on. */
 const APPLIED_TIMEOUT_MS = 30_000;
 
+/** The rows as the tree says, once every chassis runs them. */
+async function writtenEverywhere(ctx: StepContext, load: OvnDepsLoader): Promise<void> {
+  const deps = await load();
+  await syncNorthbound(ctx, deps);
+  await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
+}
+
 /**
  * A move to OVN (../provider-moves.ts): the rows written while the amphorae still serve, and every
  * chassis running them before the VIP is handed over. Undone by removing them.
@@ -94,14 +101,8 @@ const APPLIED_TIMEOUT_MS = 30_000;
 export function writeNorthbound(load: OvnDepsLoader): Step {
   return {
     name: 'write-northbound',
-    async run(ctx) {
-      const deps = await load();
-      await syncNorthbound(ctx, deps);
-      await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
-    },
-    async revert(ctx) {
-      await removeRows(ctx, await load());
-    },
+    run: (ctx) => writtenEverywhere(ctx, load),
+    revert: async (ctx) => removeRows(ctx, await load()),
   };
 }
 
@@ -117,11 +118,7 @@ export function withdrawNorthbound(load: OvnDepsLoader): Step {
       await removeRows(ctx, deps);
       await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
     },
-    async revert(ctx) {
-      const deps = await load();
-      await syncNorthbound(ctx, deps);
-      await deps.nb.appliedEverywhere(APPLIED_TIMEOUT_MS);
-    },
+    revert: (ctx) => writtenEverywhere(ctx, load),
   };
 }
 
