@@ -90,16 +90,19 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
     return JSON.parse(output) as Seen;
   }
 
-  async function moved(lbId: string, vip: string, provider: string): Promise<{ seen: Seen; lb: Obj }> {
+  async function moved(lbId: string, vip: string, provider: string, extra: Obj = {}): Promise<{ seen: Seen; lb: Obj }> {
     let lb: Obj = {};
+    let tookMs = 0;
     const seen = await clientDuring(vip, async () => {
-      const r = await api.request('PUT', `/loadbalancers/${lbId}/migrate`, { migration: { provider } });
+      const started = Date.now();
+      const r = await api.request('PUT', `/loadbalancers/${lbId}/migrate`, { migration: { provider, ...extra } });
       assert.equal(r.statusCode, 202, r.body);
       assert.equal(r.json().loadbalancer.provisioning_status, 'PENDING_UPDATE');
       await api.active(lbId);
+      tookMs = Date.now() - started;
       lb = (await api.ok('GET', `/loadbalancers/${lbId}`)).loadbalancer as Obj;
     });
-    console.log(`# move to ${provider}: ${seen.failed} of ${seen.connections} new connections failed; ${seen.cut} of ${seen.held} open connections cut; answers ${JSON.stringify(seen.answers)}`);
+    console.log(`# move to ${provider}${extra.topology ? ` ${extra.topology}` : ''} in ${tookMs} ms: ${seen.failed} of ${seen.connections} new connections failed; ${seen.cut} of ${seen.held} open connections cut; answers ${JSON.stringify(seen.answers)}`);
     assert.equal(lb.provider, provider);
     assert.equal(lb.vip_address, vip, 'the VIP is kept');
     assert.ok(seen.connections > 20, 'the client kept connecting through the move');
@@ -147,9 +150,10 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
     for (const close of closers) await close().catch(() => undefined);
   });
 
+  const member = (address: string, port: number) => ({ address, protocol_port: port, subnet_id: PRIVATE_SUBNET });
+  const pool = (name: string, port: number) => ({ name, protocol: 'TCP', lb_algorithm: 'SOURCE_IP', members: Object.values(BACKENDS).map((a) => member(a, port)) });
+
   it('amphora → ovn → amphora: each keeps the VIP, new connections keep being served, the old data plane goes', { timeout: 600_000 }, async () => {
-    const member = (address: string, port: number) => ({ address, protocol_port: port, subnet_id: PRIVATE_SUBNET });
-    const pool = (name: string, port: number) => ({ name, protocol: 'TCP', lb_algorithm: 'SOURCE_IP', members: Object.values(BACKENDS).map((a) => member(a, port)) });
     const { loadbalancer } = await api.ok('POST', '/loadbalancers', {
       loadbalancer: {
         name: 'mover',
@@ -174,6 +178,30 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
     await moved(lbId, vip, 'amphora');
     assert.equal((await amphorae(lbId)).length, 1, 'an amphora serves it again');
     assert.equal(await northboundRows(lbId), 0, 'its Northbound rows are gone');
+  });
+
+  it('ovn → amphora ACTIVE_STANDBY → ovn: keepalived on the OVN switch holds the VIP, then hands it to OVN', { timeout: 600_000 }, async () => {
+    const { loadbalancer } = await api.ok('POST', '/loadbalancers', {
+      loadbalancer: {
+        name: 'pair-mover',
+        provider: 'ovn',
+        vip_subnet_id: PUBLIC_SUBNET,
+        listeners: [
+          { name: 'web', protocol: 'TCP', protocol_port: 80, default_pool: pool('web', HTTP_PORT) },
+          { name: 'echo', protocol: 'TCP', protocol_port: ECHO_PORT, default_pool: pool('echo', ECHO_PORT) },
+        ],
+      },
+    });
+    const lbId = String(loadbalancer.id);
+    const vip = String(loadbalancer.vip_address);
+    await api.active(lbId);
+
+    await moved(lbId, vip, 'amphora', { topology: 'ACTIVE_STANDBY' });
+    assert.deepEqual((await amphorae(lbId)).map((a) => a.role).sort(), ['BACKUP', 'MASTER']);
+    assert.equal(await northboundRows(lbId), 0);
+
+    await moved(lbId, vip, 'ovn');
+    assert.equal((await amphorae(lbId)).length, 0, 'both amphorae are retired');
   });
 
   it('a load balancer OVN cannot serve is refused with each object that does not fit', async () => {
