@@ -153,11 +153,12 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
   const member = (address: string, port: number) => ({ address, protocol_port: port, subnet_id: PRIVATE_SUBNET });
   const pool = (name: string, port: number) => ({ name, protocol: 'TCP', lb_algorithm: 'SOURCE_IP', members: Object.values(BACKENDS).map((a) => member(a, port)) });
 
-  it('amphora → ovn → amphora: each keeps the VIP, new connections keep being served, the old data plane goes', { timeout: 600_000 }, async () => {
+  /** A load balancer with the web and echo listeners, ACTIVE. */
+  async function created(name: string, provider: string): Promise<{ lbId: string; vip: string }> {
     const { loadbalancer } = await api.ok('POST', '/loadbalancers', {
       loadbalancer: {
-        name: 'mover',
-        provider: 'amphora',
+        name,
+        provider,
         vip_subnet_id: PUBLIC_SUBNET,
         listeners: [
           { name: 'web', protocol: 'TCP', protocol_port: 80, default_pool: pool('web', HTTP_PORT) },
@@ -165,9 +166,12 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
         ],
       },
     });
-    const lbId = String(loadbalancer.id);
-    const vip = String(loadbalancer.vip_address);
-    await api.active(lbId);
+    await api.active(String(loadbalancer.id));
+    return { lbId: String(loadbalancer.id), vip: String(loadbalancer.vip_address) };
+  }
+
+  it('amphora → ovn → amphora: each keeps the VIP, new connections keep being served, the old data plane goes', { timeout: 600_000 }, async () => {
+    const { lbId, vip } = await created('mover', 'amphora');
     assert.equal((await amphorae(lbId)).length, 1);
     assert.ok(Object.keys(tally(await lab.sb.httpGets(CLIENT.name, `http://${vip}/`, 6, 2_000))).every((b) => b in BACKENDS), 'the amphora serves the VIP');
 
@@ -181,20 +185,7 @@ describe('live moves between the amphora and ovn providers on one OVN switch, wi
   });
 
   it('ovn → amphora ACTIVE_STANDBY → ovn: keepalived on the OVN switch holds the VIP, then hands it to OVN', { timeout: 600_000 }, async () => {
-    const { loadbalancer } = await api.ok('POST', '/loadbalancers', {
-      loadbalancer: {
-        name: 'pair-mover',
-        provider: 'ovn',
-        vip_subnet_id: PUBLIC_SUBNET,
-        listeners: [
-          { name: 'web', protocol: 'TCP', protocol_port: 80, default_pool: pool('web', HTTP_PORT) },
-          { name: 'echo', protocol: 'TCP', protocol_port: ECHO_PORT, default_pool: pool('echo', ECHO_PORT) },
-        ],
-      },
-    });
-    const lbId = String(loadbalancer.id);
-    const vip = String(loadbalancer.vip_address);
-    await api.active(lbId);
+    const { lbId, vip } = await created('pair-mover', 'ovn');
 
     await moved(lbId, vip, 'amphora', { topology: 'ACTIVE_STANDBY' });
     assert.deepEqual((await amphorae(lbId)).map((a) => a.role).sort(), ['BACKUP', 'MASTER']);
