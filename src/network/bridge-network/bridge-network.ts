@@ -295,9 +295,11 @@ export class BridgeNetwork implements NetworkDriver {
   private async unplugAmphora(fabricEnd: string): Promise<void> {
     await deleteLink(fabricEnd, this.fabric);
     await removePortSecurity(this.fabric, fabricEnd);
-    if (!this.ovnPorts) return;
+    // plugOnOvn makes the outer end before the switch port and unplug removes it last: no end, nothing on OVN.
+    const outer = this.ovnPorts?.namespace ?? undefined;
+    if (!this.ovnPorts || !(await linkExists(fabricEnd, outer))) return;
     await this.ovnPorts.unplug(fabricEnd);
-    await deleteLink(fabricEnd, this.ovnPorts.namespace ?? undefined);
+    await deleteLink(fabricEnd, outer);
   }
 
   /**

@@ -117,21 +117,23 @@ export class OvnPorts {
    */
   async routerMac(networkId: string): Promise<string> {
     const ls = this.switchOf(networkId)!;
-    return this.northbound(async (nb) => {
-    const [sw] = await nb.transact(NB_DB, [{ op: 'select', table: 'Logical_Switch', where: [['name', '==', ls]], columns: ['ports'] }]);
-    const ports = sw?.op === 'select' ? sw.rows[0]?.ports : undefined;
-    const uuids = (Array.isArray(ports) ? ports : ports instanceof Uuid ? [ports] : []).filter((p): p is Uuid => p instanceof Uuid);
-    const [lsps] = await nb.transact(NB_DB, [{ op: 'select', table: 'Logical_Switch_Port', where: [['type', '==', 'router']], columns: ['_uuid', 'options'] }]);
-    const onSwitch = lsps?.op === 'select' ? lsps.rows.filter((r) => uuids.some((u) => u.uuid === (r._uuid as Uuid).uuid)) : [];
-    for (const lsp of onSwitch) {
-      const lrp = mapToRecord(lsp.options)['router-port'];
-      if (!lrp) continue;
-      const [found] = await nb.transact(NB_DB, [{ op: 'select', table: 'Logical_Router_Port', where: [['name', '==', lrp]], columns: ['mac'] }]);
-      const mac = found?.op === 'select' ? found.rows[0]?.mac : undefined;
+    const [sw, routerPorts, lrps] = await this.northbound((nb) =>
+      nb.transact(NB_DB, [
+        { op: 'select', table: 'Logical_Switch', where: [['name', '==', ls]], columns: ['ports'] },
+        { op: 'select', table: 'Logical_Switch_Port', where: [['type', '==', 'router']], columns: ['_uuid', 'options'] },
+        { op: 'select', table: 'Logical_Router_Port', where: [], columns: ['name', 'mac'] },
+      ]),
+    );
+    const rows = (r: (typeof sw)) => (r?.op === 'select' ? r.rows : []);
+    const ports = rows(sw)[0]?.ports;
+    const onSwitch = new Set((Array.isArray(ports) ? ports : [ports]).filter((p): p is Uuid => p instanceof Uuid).map((p) => p.uuid));
+    const macs = new Map(rows(lrps).map((r) => [String(r.name), r.mac]));
+    for (const lsp of rows(routerPorts)) {
+      if (!onSwitch.has((lsp._uuid as Uuid).uuid)) continue;
+      const mac = macs.get(mapToRecord(lsp.options)['router-port'] ?? '');
       if (typeof mac === 'string') return mac;
     }
     throw new Error(`logical switch ${ls} has no router port: OVN answers for a load balancer's VIP through a router on its subnet (the ovn provider needs one there)`);
-    });
   }
 
   private vsctl(...args: string[]): Promise<string> {

@@ -31,10 +31,14 @@ export const RECONCILE_PAGE = 500;
 export async function reconcileNorthbound(db: Db, deps: OvnDeps, log: Logger, page = RECONCILE_PAGE): Promise<ReconcileReport> {
   const { nb } = deps;
   const owned = nb.ownedNames();
-  const stored = await db.kysely.selectFrom('load_balancer').select(['id', 'provisioning_status']).where('provider', '=', PROVIDER).execute();
   // A job in flight owns its load balancer's rows, whatever its provider: a move to OVN writes them before the load balancer is OVN's.
-  const inFlight = await db.kysely.selectFrom('load_balancer').select('id').where('provider', '!=', PROVIDER).where('provisioning_status', 'in', PendingStatuses).execute();
-  const known = new Set([...stored, ...inFlight].map((lb) => lb.id));
+  const rows = await db.kysely
+    .selectFrom('load_balancer')
+    .select(['id', 'provider', 'provisioning_status'])
+    .where((eb) => eb.or([eb('provider', '=', PROVIDER), eb('provisioning_status', 'in', PendingStatuses)]))
+    .execute();
+  const stored = rows.filter((lb) => lb.provider === PROVIDER);
+  const known = new Set(rows.map((lb) => lb.id));
   const report: ReconcileReport = { checked: 0, rewritten: 0, removed: 0, failed: 0 };
 
   const strayPorts = new Map<string, string[]>();
