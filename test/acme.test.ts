@@ -1,17 +1,21 @@
 /**
  * Managed certificates end to end: a real `ostia up` with amphorae (local processes, HAProxy)
  * orders a listener's certificate from Debian's pebble (a real RFC 8555 server), which
- * validates HTTP-01 on port 80 of the VIP, found through pebble-challtestsrv's DNS. The
- * listener serves a self-signed placeholder first, then pebble's certificate; a renewal asked
- * through the API is served under load with no failed request; a name whose validation cannot
- * succeed is reported on its listener; refused requests leave nothing behind.
+ * validates at the VIP, found through pebble-challtestsrv's DNS: TLS-ALPN-01 on port 443 when a
+ * TERMINATED_HTTPS listener holds it, HTTP-01 on port 80 (an HTTP listener's, or the amphora's
+ * own answerer's). The listener serves a self-signed placeholder first, then pebble's
+ * certificate; a renewal asked through the API is served under load with no failed request; a
+ * name whose validation cannot succeed is reported on its listener; refused requests leave
+ * nothing behind.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { killAll, processesUnder, startOstia, type OstiaProcess } from './support/ostia-process.js';
 import { unmet } from './support/requirements.js';
@@ -141,7 +145,7 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves a self-signed placeholder at once, then the certificate pebble issued after validating HTTP-01 on port 80 of the VIP', { timeout: 300_000 }, async () => {
+  it('serves a self-signed placeholder at once, then the certificate pebble issued after validating TLS-ALPN-01 on port 443 of the VIP, port 80 staying closed', { timeout: 300_000 }, async () => {
     const listener = await ensureListener();
     const listenerId = String(listener.id);
     assert.deepEqual(listener.acme_domains, [NAME], 'names are stored in lower case');
@@ -158,24 +162,35 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
     assert.deepEqual(((container.json.secret_refs as Obj[]).map((s) => s.name) as string[]).sort(), ['certificate', 'intermediates', 'private_key']);
 
     assert.equal(await get(), 'acme-member', 'a client trusting only pebble\'s root reached the member');
-    const served = new X509Certificate((await tlsPeer()).raw);
+    const served = await servedCertificate(vip, HTTPS_PORT, NAME);
     assert.ok(served.checkHost(NAME));
     assert.equal(Date.parse(served.validTo), Date.parse(String(cert.not_after)));
+    assert.equal(await connectError(vip, 80), 'ECONNREFUSED', 'validated on 443: no answerer of its own opened port 80');
     // The account key stays in the data directory, owner-only.
     const accountKey = join(ostia.dataDir, 'pki', 'acme-account.key');
     assert.ok(existsSync(accountKey));
     assert.equal(statSync(accountKey).mode & 0o777, 0o600);
   });
 
-  /** The certificate the VIP serves to NAME. */
-  function tlsPeer(): Promise<{ raw: Buffer }> {
+  /** The certificate `host:port` serves to `name`. */
+  function servedCertificate(host: string, port: number, name: string): Promise<X509Certificate> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: vip, port: HTTPS_PORT, servername: NAME, ca: root, agent: false, checkServerIdentity: () => undefined }, (res) => {
-        resolve({ raw: (res.socket as import('node:tls').TLSSocket).getPeerCertificate().raw });
-        res.resume();
+      const socket = tlsConnect({ host, port, servername: name, ca: root, checkServerIdentity: () => undefined }, () => {
+        resolve(new X509Certificate(socket.getPeerCertificate().raw));
+        socket.end();
       });
-      req.on('error', reject);
-      req.end();
+      socket.on('error', reject);
+    });
+  }
+
+  /** The error code of a TCP connection to `host:port`, or null when it connects. */
+  function connectError(host: string, port: number): Promise<string | null> {
+    return new Promise((resolve) => {
+      const socket = createConnection({ host, port }, () => {
+        socket.destroy();
+        resolve(null);
+      });
+      socket.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     });
   }
 
@@ -209,7 +224,7 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
   });
 
   it('reports a name whose validation fails on its listener, which keeps serving its placeholder, and retries', { timeout: 300_000 }, async (t) => {
-    // Not registered in pebble's DNS: it resolves to an address where nothing answers on port 80.
+    // Not registered in pebble's DNS: it resolves to an address where nothing answers.
     const created = await api('POST', '/v2/lbaas/listeners', {
       listener: { loadbalancer_id: lbId, protocol: 'TERMINATED_HTTPS', protocol_port: 8443, acme_domains: ['unreachable.acme.test'], default_pool_id: poolId },
     });
@@ -242,8 +257,6 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
       [{ protocol: 'HTTP', protocol_port: 8080, acme_domains: ['a.acme.test'] }, /TERMINATED_HTTPS listeners only/],
       [{ protocol: 'TERMINATED_HTTPS', protocol_port: 8444, acme_domains: ['*.acme.test'] }, /wildcard needs DNS-01/],
       [{ protocol: 'TERMINATED_HTTPS', protocol_port: 8445, acme_domains: ['a.acme.test'], default_tls_container_ref: String((await managed(listenerId)).container_ref) }, /managed by Ostia/],
-      // Port 80 must stay free for HTTP-01 (or be an HTTP listener's).
-      [{ protocol: 'TCP', protocol_port: 80 }, /needs port 80 of the VIP/],
     ];
     for (const [fields, message] of refusals) {
       const { status, json } = await api('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: lbId, ...fields } });
@@ -263,9 +276,29 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
     const http = await api('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: lbId, protocol: 'HTTP', protocol_port: 80, default_pool_id: poolId } });
     assert.equal(http.status, 201, JSON.stringify(http.json));
     await settled(`/v2/lbaas/loadbalancers/${lbId}`, 'loadbalancer');
-    // Its frontend now answers the challenges in place of the amphora's own answerer.
+    // Its frontend now answers HTTP-01 in place of TLS-ALPN-01 on 443.
     const previous = String((await managed(listenerId)).container_ref);
     assert.equal((await api('PUT', `/v2/ostia/listeners/${listenerId}/certificate/renew`)).status, 202);
     await serving(listenerId, previous);
+  });
+
+  it('validates HTTP-01 on port 80 by an answerer of the amphora\'s own when no listener holds 443 or 80, and refuses a TCP listener on port 80 then', { timeout: 300_000 }, async () => {
+    const name = 'own.acme.test';
+    const lb = await api('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { name: 'acme-own-answerer', vip_subnet_id: await ostia.subnetId('public-subnet'), provider: 'amphora' } });
+    assert.equal(lb.status, 201, JSON.stringify(lb.json));
+    const ownLbId = String((lb.json.loadbalancer as Obj).id);
+    const ownVip = String((await settled(`/v2/lbaas/loadbalancers/${ownLbId}`, 'loadbalancer')).vip_address);
+    await pebble.resolve(name, ownVip);
+    const created = await api('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: ownLbId, protocol: 'TERMINATED_HTTPS', protocol_port: 8443, acme_domains: [name] } });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const id = String((created.json.listener as Obj).id);
+    const cert = await serving(id);
+    const served = await servedCertificate(ownVip, 8443, name);
+    assert.ok(served.checkHost(name));
+    assert.equal(Date.parse(served.validTo), Date.parse(String(cert.not_after)));
+    // Port 80 is needed for HTTP-01 here, so no other TCP listener may take it.
+    const blocked = await api('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: ownLbId, protocol: 'TCP', protocol_port: 80 } });
+    assert.equal(blocked.status, 400, JSON.stringify(blocked.json));
+    assert.match(String(blocked.json.faultstring), /needs port 80 of the VIP for HTTP-01 validation.+or a TERMINATED_HTTPS listener on port 443/);
   });
 });

@@ -1,13 +1,18 @@
 /**
- * The ACME HTTP-01 challenges this amphora answers on port 80 of its VIP (AmphoraConfig's
- * acmeHttp01): token → key authorization, in the map file haproxy.cfg names and, while HAProxy
- * runs, in HAProxy's memory (`set map` / `add map` / `del map`), so a challenge is served
- * without a reload. The file is written first, so a reload or a restarted agent serves the
- * same set; it exists from the agent's start, as HAProxy refuses a configuration naming a
- * missing map.
+ * The ACME challenges this amphora answers at its VIP, each kind kept in a file haproxy.cfg names
+ * and, while HAProxy runs, changed in HAProxy's memory too, so a challenge is served without a
+ * reload. The file is written first, so a reload or a restarted agent serves the same set; it
+ * exists from the agent's start, as HAProxy refuses a configuration naming a missing file.
+ *
+ * - HTTP-01 on port 80 (AmphoraConfig's acmeHttp01): token → key authorization in a map
+ *   (`set map` / `add map` / `del map`).
+ * - TLS-ALPN-01 on port 443 (acmeTlsAlpn01): a challenge certificate per name in a crt-list
+ *   (`new ssl cert`, its transaction, `add ssl crt-list`; `del ssl crt-list`, `del ssl cert`).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import type { AcmeChallenge } from '../domain/amphora-config.js';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AcmeAlpnCertificate, AcmeChallenge } from '../domain/amphora-config.js';
+import { isAcmeDomain } from '../domain/rules/acme.js';
 import { writeFileAtomically } from './atomic-file.js';
 import type { HaproxyRuntime } from './haproxy/runtime.js';
 
@@ -15,6 +20,10 @@ import type { HaproxyRuntime } from './haproxy/runtime.js';
 export const MAX_ACME_CHALLENGES = 1000;
 
 export class AcmeChallengeError extends Error {}
+
+function roomForOneMore(size: number): void {
+  if (size >= MAX_ACME_CHALLENGES) throw new AcmeChallengeError(`this amphora answers ${MAX_ACME_CHALLENGES} challenges at most; remove finished ones first`);
+}
 
 export class AcmeChallenges {
   private readonly entries = new Map<string, string>();
@@ -37,8 +46,7 @@ export class AcmeChallenges {
   }
 
   async set(challenge: AcmeChallenge): Promise<void> {
-    if (!this.entries.has(challenge.token) && this.entries.size >= MAX_ACME_CHALLENGES)
-      throw new AcmeChallengeError(`this amphora answers ${MAX_ACME_CHALLENGES} challenges at most; remove finished ones first`);
+    if (!this.entries.has(challenge.token)) roomForOneMore(this.entries.size);
     this.entries.set(challenge.token, challenge.keyAuthorization);
     this.save();
     await this.runtime()?.setMapEntry(this.file, challenge.token, challenge.keyAuthorization);
@@ -52,5 +60,56 @@ export class AcmeChallenges {
 
   private save(): void {
     writeFileAtomically(this.file, [...this.entries].map(([token, keyAuthorization]) => `${token} ${keyAuthorization}\n`).join(''));
+  }
+}
+
+/** TLS-ALPN-01 challenge certificates by name: `<dir>/<name>.pem`, listed in the crt-list the answerer's bind loads. */
+export class AcmeAlpnCertificates {
+  private readonly names = new Set<string>();
+
+  constructor(
+    private readonly crtList: string,
+    private readonly dir: string,
+    /** HAProxy's runtime API while it runs with the answerer rendered, else null. */
+    private readonly runtime: () => HaproxyRuntime | null,
+  ) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (existsSync(crtList))
+      for (const line of readFileSync(crtList, 'utf8').split('\n')) {
+        const name = /([^/]+)\.pem$/.exec(line.trim())?.[1];
+        if (name && isAcmeDomain(name)) this.names.add(name);
+      }
+    else this.save();
+  }
+
+  get size(): number {
+    return this.names.size;
+  }
+
+  async set(name: string, challenge: AcmeAlpnCertificate): Promise<void> {
+    if (!isAcmeDomain(name)) throw new AcmeChallengeError(`'${name}' is not a DNS name an ACME server validates`);
+    const known = this.names.has(name);
+    if (!known) roomForOneMore(this.names.size);
+    const file = this.file(name);
+    writeFileAtomically(file, challenge.certificate);
+    this.names.add(name);
+    this.save();
+    const runtime = this.runtime();
+    if (runtime) await runtime.putCrtListCertificate(this.crtList, file, challenge.certificate, known);
+  }
+
+  async remove(name: string): Promise<void> {
+    if (!this.names.delete(name)) return;
+    this.save();
+    await this.runtime()?.removeCrtListCertificate(this.crtList, this.file(name));
+    rmSync(this.file(name), { force: true });
+  }
+
+  private file(name: string): string {
+    return join(this.dir, `${name}.pem`);
+  }
+
+  private save(): void {
+    writeFileAtomically(this.crtList, [...this.names].map((name) => `${this.file(name)}\n`).join(''));
   }
 }

@@ -21,6 +21,9 @@ export interface AgentLayout {
   tlsDir: string;
   /** ACME HTTP-01 challenges answered on port 80 of the VIP: token → key authorization (./acme-challenges.ts). */
   acmeMap: string;
+  /** ACME TLS-ALPN-01 challenge certificates answered on port 443 of the VIP: the crt-list HAProxy loads, and their files (./acme-challenges.ts). */
+  acmeAlpnCrtList: string;
+  acmeAlpnDir: string;
 }
 
 export function agentLayout(dir: string): AgentLayout {
@@ -43,6 +46,8 @@ export function agentLayout(dir: string): AgentLayout {
     heartbeatState: join(dir, 'heartbeat-state.json'),
     tlsDir: join(dir, 'tls'),
     acmeMap: join(dir, 'acme-challenges.map'),
+    acmeAlpnCrtList: join(dir, 'acme-tls-alpn-01.crtlist'),
+    acmeAlpnDir: join(dir, 'acme-tls-alpn-01'),
   };
 }
 
@@ -61,5 +66,5 @@ export function longestSocketPath(amphoraeRoot: string): string {
 /** What the renderer writes into haproxy.cfg's global section. */
 export function renderPaths(layout: AgentLayout): HaproxyPaths {
   const { stateFile, statsSocket, pidFile } = layout.haproxy;
-  return { stateFile, statsSocket, pidFile, tlsDir: layout.tlsDir, acmeMap: layout.acmeMap };
+  return { stateFile, statsSocket, pidFile, tlsDir: layout.tlsDir, acmeMap: layout.acmeMap, acmeAlpnCrtList: layout.acmeAlpnCrtList };
 }

@@ -17,7 +17,8 @@ import { violations } from './typed-check.js';
 import { ConfigApplier } from './apply.js';
 import { agentLayout } from './layout.js';
 import { buildAgentServer } from './server.js';
-import { AcmeChallenges } from './acme-challenges.js';
+import { AcmeAlpnCertificates, AcmeChallenges } from './acme-challenges.js';
+import { answersTlsAlpn01 } from './haproxy/render.js';
 import { UdpBalancer } from './udp/udp-balancer.js';
 
 const BootConfigSchema = Type.Object({
@@ -81,6 +82,9 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say, udp });
   // Before the restored configuration starts HAProxy: it may name the map.
   const acmeChallenges = new AcmeChallenges(layout.acmeMap, () => (haproxy.running && applier.applied?.acmeHttp01 ? haproxy.runtime : null));
+  const acmeAlpnCertificates = new AcmeAlpnCertificates(layout.acmeAlpnCrtList, layout.acmeAlpnDir, () =>
+    haproxy.running && applier.applied && answersTlsAlpn01(applier.applied) ? haproxy.runtime : null,
+  );
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({
@@ -101,6 +105,7 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
     haproxy,
     haproxyVersion,
     acmeChallenges,
+    acmeAlpnCertificates,
     logger: log,
   });
   try {

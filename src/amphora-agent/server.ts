@@ -11,6 +11,8 @@
  *   PUT /1.0/certificate   {pem: server cert + its key}: rotate the agent's own certificate
  *   PUT /1.0/acme-challenges/{token}     {keyAuthorization}: answer an ACME HTTP-01 challenge on port 80
  *   DELETE /1.0/acme-challenges/{token}  stop answering it
+ *   PUT /1.0/acme-tls-alpn-01/{name}     {certificate}: answer an ACME TLS-ALPN-01 challenge for name on port 443
+ *   DELETE /1.0/acme-tls-alpn-01/{name}  stop answering it
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -23,8 +25,8 @@ import { writeFileAtomically } from './atomic-file.js';
 import type { HaproxyProcess } from './haproxy/process.js';
 import { snapshotFromStats } from './heartbeat.js';
 import { ApplyError, type ConfigApplier } from './apply.js';
-import { AcmeChallenge, type AmphoraConfig } from '../domain/amphora-config.js';
-import { AcmeChallengeError, type AcmeChallenges } from './acme-challenges.js';
+import { AcmeAlpnCertificate, AcmeChallenge, type AmphoraConfig } from '../domain/amphora-config.js';
+import { AcmeChallengeError, type AcmeAlpnCertificates, type AcmeChallenges } from './acme-challenges.js';
 import { violations } from './typed-check.js';
 
 export const AGENT_API_VERSION = '1.0';
@@ -44,6 +46,7 @@ export interface AgentServerOptions {
   haproxy: HaproxyProcess;
   haproxyVersion: string;
   acmeChallenges: AcmeChallenges;
+  acmeAlpnCertificates: AcmeAlpnCertificates;
   logger?: Logger;
 }
 
@@ -125,6 +128,18 @@ export function buildAgentServer(opts: AgentServerOptions): FastifyInstance<Serv
 
   app.delete<{ Params: { token: string } }>('/1.0/acme-challenges/:token', async (request, reply) => {
     await opts.acmeChallenges.remove(request.params.token);
+    return reply.code(204).send();
+  });
+
+  app.put<{ Params: { name: string } }>('/1.0/acme-tls-alpn-01/:name', async (request, reply) => {
+    const problems = violations(AcmeAlpnCertificate, request.body);
+    if (problems.length) throw new AgentError(400, 'invalid ACME TLS-ALPN-01 certificate', problems.join('\n'));
+    await opts.acmeAlpnCertificates.set(request.params.name, request.body as AcmeAlpnCertificate);
+    return reply.code(204).send();
+  });
+
+  app.delete<{ Params: { name: string } }>('/1.0/acme-tls-alpn-01/:name', async (request, reply) => {
+    await opts.acmeAlpnCertificates.remove(request.params.name);
     return reply.code(204).send();
   });
 

@@ -75,7 +75,7 @@ const IDENTITY_ERROR = 'ERR_AMPHORA_IDENTITY';
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ETIMEDOUT', 'ETIMEOUT']);
 
 /** The agent calls the flows and housekeeping make. */
-export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'putAcmeChallenge' | 'deleteAcmeChallenge' | 'close'>;
+export type AgentApi = Pick<AgentClient, 'info' | 'putConfig' | 'waitReady' | 'putCertificate' | 'putAcmeChallenge' | 'deleteAcmeChallenge' | 'putAcmeAlpnCertificate' | 'deleteAcmeAlpnCertificate' | 'close'>;
 
 export class AgentClient {
   private readonly agent: https.Agent;
@@ -130,6 +130,15 @@ export class AgentClient {
 
   async deleteAcmeChallenge(token: string, signal?: AbortSignal): Promise<void> {
     await this.call('DELETE', `/acme-challenges/${encodeURIComponent(token)}`, undefined, signal);
+  }
+
+  /** Port 443 of the VIP presents `certificate` (PEM, with its key) to ACME TLS-ALPN-01 validation of `name` until deleteAcmeAlpnCertificate. */
+  async putAcmeAlpnCertificate(name: string, certificate: string, signal?: AbortSignal): Promise<void> {
+    await this.call('PUT', `/acme-tls-alpn-01/${encodeURIComponent(name)}`, { certificate }, signal);
+  }
+
+  async deleteAcmeAlpnCertificate(name: string, signal?: AbortSignal): Promise<void> {
+    await this.call('DELETE', `/acme-tls-alpn-01/${encodeURIComponent(name)}`, undefined, signal);
   }
 
   /**

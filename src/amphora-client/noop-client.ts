@@ -31,5 +31,9 @@ export class NoopAgentClient implements AgentApi {
 
   async deleteAcmeChallenge(): Promise<void> {}
 
+  async putAcmeAlpnCertificate(): Promise<void> {}
+
+  async deleteAcmeAlpnCertificate(): Promise<void> {}
+
   close(): void {}
 }

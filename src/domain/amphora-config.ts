@@ -179,6 +179,12 @@ export const AmphoraConfig = Closed({
    * holds that port. The challenges themselves are set at run time (PUT /1.0/acme-challenges).
    */
   acmeHttp01: Type.Optional(Type.Boolean()),
+  /**
+   * Whether port 443 of the VIP answers ACME TLS-ALPN-01 challenges (RFC 8737) in front of the
+   * TERMINATED_HTTPS listener there (domain/rules/acme.ts chooses): connections offering only
+   * `acme-tls/1` get a challenge certificate, set at run time (PUT /1.0/acme-tls-alpn-01).
+   */
+  acmeTlsAlpn01: Type.Optional(Type.Boolean()),
 });
 
 /** An ACME HTTP-01 challenge's token (RFC 8555 §8.3: base64url) and the key authorization served for it. */
@@ -187,6 +193,12 @@ export const AcmeChallenge = Closed({
   keyAuthorization: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}\\.[A-Za-z0-9_-]{16,128}$' }),
 });
 export type AcmeChallenge = Static<typeof AcmeChallenge>;
+
+/** A TLS-ALPN-01 challenge certificate (RFC 8737 §3) with its key, PEM, for the name in the path. */
+export const AcmeAlpnCertificate = Closed({
+  certificate: Type.String({ minLength: 1, maxLength: 16384, pattern: '^-----BEGIN CERTIFICATE-----[\\s\\S]*-----END [A-Z ]*PRIVATE KEY-----\\s*$' }),
+});
+export type AcmeAlpnCertificate = Static<typeof AcmeAlpnCertificate>;
 
 export type VrrpConfig = Static<typeof VrrpConfig>;
 export type MemberConfig = Static<typeof MemberConfig>;

@@ -30,6 +30,7 @@ import { startHarness, memberA, type Harness } from '../support/harness.js';
 import { storeContainer, storeSecret, WITH_KEY_MANAGER } from '../support/tls-secrets.js';
 import { notOctaviaError, rowsSnapshot, TREE_TABLES } from './rows.js';
 import type { Tally } from './tally.js';
+import { scratchPaths } from '../support/render-fixtures.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const AREA = 'injection';
@@ -162,7 +163,7 @@ class HaproxyCheck {
   private readonly dir = mkdtempSync(join(tmpdir(), 'ostia-security-'));
   private readonly verdicts = new Map<string, Promise<string | null>>();
   private readonly material = tlsMaterial();
-  readonly paths: HaproxyPaths = { statsSocket: join(this.dir, 'haproxy.sock'), stateFile: join(this.dir, 'haproxy.state'), pidFile: join(this.dir, 'haproxy.pid'), tlsDir: join(this.dir, 'tls'), acmeMap: join(this.dir, 'acme.map') };
+  readonly paths: HaproxyPaths = scratchPaths(this.dir);
   private runs = 0;
 
   constructor() {

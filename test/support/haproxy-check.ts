@@ -11,6 +11,7 @@ import { RenderError, renderHaproxyConfig } from '../../src/amphora-agent/haprox
 import { tlsFiles } from '../../src/amphora-agent/haproxy/tls-files.js';
 import { buildAmphoraConfig } from '../../src/providers/amphora/config-builder.js';
 import type { Harness } from './harness.js';
+import { scratchPaths } from './render-fixtures.js';
 
 export const HAPROXY_BINARY = '/usr/sbin/haproxy';
 const AMPHORA_ID = '0a0a0a0a-0000-4000-8000-00000000000a';
@@ -22,7 +23,7 @@ export async function checkLoadBalancer(h: Harness, lbId: string): Promise<strin
   const dir = mkdtempSync(join(tmpdir(), 'ostia-grammar-'));
   try {
     const files = { config: join(dir, 'haproxy.cfg'), masterSocket: join(dir, 'master.sock'), statsSocket: join(dir, 'haproxy.sock'), pidFile: join(dir, 'haproxy.pid'), stateFile: join(dir, 'haproxy.state') };
-    const paths = { statsSocket: files.statsSocket, stateFile: files.stateFile, pidFile: files.pidFile, tlsDir: join(dir, 'tls'), acmeMap: join(dir, 'acme.map') };
+    const paths = scratchPaths(dir);
     let text: string;
     try {
       text = renderHaproxyConfig(config, paths, { maxconn: MAXCONN });

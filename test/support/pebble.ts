@@ -1,7 +1,7 @@
 /**
  * Debian's pebble, a real RFC 8555 ACME server meant for tests, with its DNS from
  * pebble-challtestsrv: names the test registers resolve to the addresses it gives (a VIP), so
- * pebble's HTTP-01 validation connects to port 80 of that VIP. Its HTTPS certificate comes
+ * pebble's validation connects to port 80 (HTTP-01) or 443 (TLS-ALPN-01) of that VIP. Its HTTPS certificate comes
  * from the test PKI (the caller trusts it as acme.caFile); the CA it issues from is made anew
  * at each start and read from its management port.
  */
@@ -43,7 +43,7 @@ function stopped(child: ChildProcess): Promise<void> {
 }
 
 export async function startPebble(dir: string, pki: TestPki): Promise<Pebble> {
-  const [acmePort, managementPort, dnsPort, challengeManagementPort, tlsPort] = await Promise.all([freeTcpPort(), freeTcpPort(), freeUdpPort(), freeTcpPort(), freeTcpPort()]);
+  const [acmePort, managementPort, dnsPort, challengeManagementPort] = await Promise.all([freeTcpPort(), freeTcpPort(), freeUdpPort(), freeTcpPort()]);
   const server = pki.leaf({ cn: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], key: 'ec-p256' });
   writeFileSync(join(dir, 'pebble-cert.pem'), server.certPem + pki.intermediate.certPem);
   writeFileSync(join(dir, 'pebble-key.pem'), server.keyPem);
@@ -56,9 +56,9 @@ export async function startPebble(dir: string, pki: TestPki): Promise<Pebble> {
       managementListenAddress: `127.0.0.1:${managementPort}`,
       certificate: join(dir, 'pebble-cert.pem'),
       privateKey: join(dir, 'pebble-key.pem'),
-      // RFC 8555 §8.3: HTTP-01 is validated on port 80, as a public ACME server does.
+      // RFC 8555 §8.3 and RFC 8737 §3: HTTP-01 is validated on port 80 and TLS-ALPN-01 on 443, as a public ACME server does.
       httpPort: 80,
-      tlsPort,
+      tlsPort: 443,
       ocspResponderURL: '',
       externalAccountBindingRequired: false,
     },

@@ -2,6 +2,7 @@
  * Representative load balancers for the renderer's golden, `haproxy -c` and property tests.
  * Ids are fixed and readable: the first block says what kind of object it is.
  */
+import { join } from 'node:path';
 import type {
   AmphoraConfig, VrrpConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../src/domain/amphora-config.js';
@@ -26,6 +27,17 @@ export const goldenPaths = (amphoraId: string): HaproxyPaths => ({
   pidFile: `/var/lib/ostia/amphorae/${amphoraId}/haproxy.pid`,
   tlsDir: `/var/lib/ostia/amphorae/${amphoraId}/tls`,
   acmeMap: `/var/lib/ostia/amphorae/${amphoraId}/acme-challenges.map`,
+  acmeAlpnCrtList: `/var/lib/ostia/amphorae/${amphoraId}/acme-tls-alpn-01.crtlist`,
+});
+
+/** The files of a rendered config in a scratch directory, for `haproxy -c` and test runs. */
+export const scratchPaths = (dir: string): HaproxyPaths => ({
+  statsSocket: join(dir, 'haproxy.sock'),
+  stateFile: join(dir, 'haproxy.state'),
+  pidFile: join(dir, 'haproxy.pid'),
+  tlsDir: join(dir, 'tls'),
+  acmeMap: join(dir, 'acme.map'),
+  acmeAlpnCrtList: join(dir, 'acme-tls-alpn-01.crtlist'),
 });
 
 /** Stand-ins for PEM material: golden files name TLS files and never hold their content. */
@@ -318,4 +330,9 @@ export const goldenConfigs: Readonly<Record<string, () => AmphoraConfig>> = {
   // Managed certificates: challenges answered by the HTTP listener on port 80, or by a frontend of their own.
   'acme-in-http-listener': () => ({ ...httpWithL7(), acmeHttp01: true }),
   'acme-own-answerer': () => ({ ...terminatedHttps(), acmeHttp01: true }),
+  'acme-tls-alpn-01': () => {
+    const config = terminatedHttps();
+    const [on443, ...others] = config.listeners;
+    return { ...config, acmeTlsAlpn01: true, listeners: [{ ...on443!, allowedCidrs: ['192.0.2.0/24', '2001:db8::/32'], connectionLimit: 5000 }, ...others] };
+  },
 };

@@ -66,12 +66,15 @@ for (const [name, make] of Object.entries(fx.goldenConfigs)) {
   test(`haproxy -c accepts ${name} without a warning`, { skip: unmet('haproxy') }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'ostia-haproxy-'));
     try {
-      const paths = { statsSocket: join(dir, 'haproxy.sock'), stateFile: join(dir, 'haproxy.state'), pidFile: join(dir, 'haproxy.pid'), tlsDir: join(dir, 'tls'), acmeMap: join(dir, 'acme.map') };
+      const paths = fx.scratchPaths(dir);
       // A state file as `show servers state` writes it (version line), so its absence is no warning.
       writeFileSync(paths.stateFile, '1\n');
       // HAProxy loads every TLS file it is given: real material in place of the golden placeholders.
       mkdirSync(paths.tlsDir);
       writeFileSync(paths.acmeMap, '');
+      // An empty challenge list is valid but warned about: one challenge certificate, as the agent adds them.
+      writeFileSync(join(paths.tlsDir, 'challenge.pem'), realMaterial().cert);
+      writeFileSync(paths.acmeAlpnCrtList, `${join(paths.tlsDir, 'challenge.pem')}\n`);
       for (const file of tlsFiles(make())) writeFileSync(join(paths.tlsDir, file.name), realMaterial()[file.kind]);
       writeFileSync(join(dir, 'haproxy.cfg'), renderHaproxyConfig(make(), paths, fx.goldenOptions));
       const out = execFileSync(HAPROXY, ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -28,6 +28,7 @@ import { isRedirectUrl, validateL7Rule } from '../../domain/rules/l7.js';
 import { validateInsertHeaders } from '../../domain/rules/listener.js';
 import { MaxInt32, MaxMonitorSeconds, MaxTimerMs } from '../../domain/grammar/limits.js';
 import { tlsVersionRange, unsupportedTlsVersions } from '../../domain/grammar/tls.js';
+import { HTTP01_PORT, TLS_ALPN01_PORT } from '../../domain/rules/acme.js';
 import { validateSessionPersistence } from '../../domain/rules/pool.js';
 import * as enc from './encoders.js';
 import { RenderError } from './encoders.js';
@@ -45,6 +46,8 @@ export interface HaproxyPaths {
   tlsDir: string;
   /** The map of ACME HTTP-01 tokens to key authorizations (AmphoraConfig.acmeHttp01). */
   acmeMap: string;
+  /** The crt-list of TLS-ALPN-01 challenge certificates (AmphoraConfig.acmeTlsAlpn01). */
+  acmeAlpnCrtList: string;
 }
 
 export interface RenderOptions {
@@ -70,12 +73,22 @@ const PERSISTENCE_COOKIE = 'SRV';
 // The peers section of an ACTIVE_STANDBY pair, which every stick table names.
 const PEERS_SECTION = 'pair';
 // RFC 8555 §8.3: the validation server asks http://<domain>/.well-known/acme-challenge/<token> on port 80.
-const ACME_PORT = 80;
 const ACME_PREFIX = '/.well-known/acme-challenge/';
 const ACME_VARIABLE = 'txn.acme_key_authorization';
 // The answerer of its own, when no listener holds port 80: nothing but challenges, briefly.
 const ACME_FRONTEND = 'acme-http-01';
 const ACME_CLIENT_TIMEOUT = '10s';
+// RFC 8737 §3: TLS-ALPN-01 validation offers this protocol alone in its ClientHello.
+const ACME_TLS_PROTOCOL = 'acme-tls/1';
+const ACME_TLS_ACL = 'acme-tls-alpn-01';
+// The relay on port 443 in front of the listener there; the answerer behind it; the way to the listener.
+const ACME_TLS_RELAY = 'acme-tls-alpn-01-relay';
+const ACME_TLS_ANSWERER = 'acme-tls-alpn-01';
+const ACME_TLS_TO_LISTENER = 'acme-tls-alpn-01-listener';
+// How long the relay waits for a ClientHello before passing the connection on as it is.
+const CLIENT_HELLO_WAIT = '5s';
+// Both ends of the relay's hops are this HAProxy's own sockets.
+const RELAY_CONNECT_TIMEOUT = '5s';
 
 // ---------------------------------------------------------------------------------------
 // The plan: which proxies exist, named, before any line is written
@@ -241,13 +254,14 @@ function bindAddresses(config: AmphoraConfig): string[] {
   return [...new Set(all)];
 }
 
-function allowedCidrLines(listener: ListenerConfig): string[] {
+/** The listener's source filter; `reject` is the rule that drops what it does not allow (by default, at connection). */
+function allowedCidrLines(listener: ListenerConfig, reject = `tcp-request connection reject if !${ALLOWED_CIDRS_ACL}`): string[] {
   if (!listener.allowedCidrs?.length) return [];
   const field = at('listener', listener.id, 'allowed_cidrs');
   const cidrs = [...new Set(listener.allowedCidrs.map((c) => enc.cidr(field, c)))];
   const acls: string[] = [];
   for (let i = 0; i < cidrs.length; i += CIDRS_PER_LINE) acls.push(`acl ${ALLOWED_CIDRS_ACL} src ${cidrs.slice(i, i + CIDRS_PER_LINE).join(' ')}`);
-  return [...acls, `tcp-request connection reject if !${ALLOWED_CIDRS_ACL}`];
+  return [...acls, reject];
 }
 
 const MATCH_METHOD: Readonly<Record<L7RuleConfig['compareType'], string>> = {
@@ -448,30 +462,92 @@ function acmeAnswerLines(paths: HaproxyPaths): string[] {
 
 /** Whether this frontend answers the challenges: the enabled HTTP listener on port 80, when one is there. */
 function answersAcme(config: AmphoraConfig, listener: ListenerConfig): boolean {
-  return !!config.acmeHttp01 && listener.protocol === 'HTTP' && listener.port === ACME_PORT;
+  return !!config.acmeHttp01 && listener.protocol === 'HTTP' && listener.port === HTTP01_PORT;
 }
 
 /** The answerer of its own on port 80 when no rendered frontend holds it; what is not a known challenge gets a 404. */
 function acmeFrontend(config: AmphoraConfig, frontends: readonly FrontendPlan[], vips: readonly string[], paths: HaproxyPaths): string[] {
   if (!config.acmeHttp01 || !vips.length) return [];
-  const holder = frontends.find((f) => f.listener.port === ACME_PORT);
+  const holder = frontends.find((f) => f.listener.port === HTTP01_PORT);
   if (holder) {
-    if (holder.listener.protocol !== 'HTTP') throw new RenderError(at('listener', holder.listener.id, 'protocol_port'), ACME_PORT, 'is needed for ACME HTTP-01 validation by an HTTP listener or none');
+    if (holder.listener.protocol !== 'HTTP') throw new RenderError(at('listener', holder.listener.id, 'protocol_port'), HTTP01_PORT, 'is needed for ACME HTTP-01 validation by an HTTP listener or none');
     return [];
   }
   return [
     `frontend ${ACME_FRONTEND}`,
     'mode http',
-    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, 'acme port', ACME_PORT)}`),
+    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, 'acme port', HTTP01_PORT)}`),
     `timeout client ${ACME_CLIENT_TIMEOUT}`,
     ...acmeAnswerLines(paths),
     'http-request deny deny_status 404',
   ];
 }
 
+/**
+ * The TERMINATED_HTTPS frontend on port 443 that TLS-ALPN-01 validation reaches through the relay,
+ * when this amphora answers it: HAProxy picks a certificate by SNI alone, and the challenge's
+ * certificate names the same host as the listener's, so the choice by ALPN is made in front.
+ */
+function tlsAlpnRelayed(config: AmphoraConfig, frontends: readonly FrontendPlan[]): FrontendPlan | null {
+  if (!config.acmeTlsAlpn01) return null;
+  return frontends.find((f) => f.listener.protocol === 'TERMINATED_HTTPS' && f.listener.port === TLS_ALPN01_PORT) ?? null;
+}
+
+/** Whether the rendered file loads the TLS-ALPN-01 crt-list (challenge certificates can then be added at run time). */
+export function answersTlsAlpn01(config: AmphoraConfig): boolean {
+  return tlsAlpnRelayed(config, planFrontends(config)) !== null;
+}
+
+/** An abstract socket of this amphora's (named by its id: amphorae of the `local` compute driver share a network namespace). */
+function relaySocket(config: AmphoraConfig, what: string): string {
+  return `abns@${enc.uuid('amphora id', config.amphoraId)}-${what}`;
+}
+
+/**
+ * TLS-ALPN-01 (RFC 8737) on port 443: a TCP relay reads the ClientHello; `acme-tls/1` goes to the
+ * answerer, whose crt-list holds the challenge certificates the agent adds at run time, anything
+ * else to the listener's frontend, which takes the client's address from the PROXY header. The
+ * listener's source filter moves to the relay, where the client's address is the connection's.
+ */
+function tlsAlpnSections(config: AmphoraConfig, relayed: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths): string[][] {
+  const { listener } = relayed;
+  const field = (attribute: string) => at('listener', listener.id, attribute);
+  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
+  const clientTimeout = timeoutMs(field('timeout_client_data'), listener.timeouts.clientData);
+  const crtList = enc.absolutePath('acme crt-list', paths.acmeAlpnCrtList);
+  const answerer = relaySocket(config, ACME_TLS_ANSWERER);
+  return [
+    [
+      `frontend ${ACME_TLS_RELAY}`,
+      'mode tcp',
+      ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}`),
+      ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
+      `timeout client ${clientTimeout}`,
+      `tcp-request inspect-delay ${CLIENT_HELLO_WAIT}`,
+      `acl ${ACME_TLS_ACL} req.ssl_alpn ${ACME_TLS_PROTOCOL}`,
+      ...allowedCidrLines(listener, `tcp-request content reject if !${ALLOWED_CIDRS_ACL} !${ACME_TLS_ACL}`),
+      'tcp-request content accept if { req.ssl_hello_type 1 }',
+      `use_backend ${ACME_TLS_ANSWERER} if ${ACME_TLS_ACL}`,
+      `default_backend ${ACME_TLS_TO_LISTENER}`,
+    ],
+    [`backend ${ACME_TLS_TO_LISTENER}`, 'mode tcp', `timeout connect ${RELAY_CONNECT_TIMEOUT}`, `timeout server ${clientTimeout}`, `server listener ${relaySocket(config, listener.id)} send-proxy-v2`],
+    [`backend ${ACME_TLS_ANSWERER}`, 'mode tcp', `timeout connect ${RELAY_CONNECT_TIMEOUT}`, `timeout server ${ACME_CLIENT_TIMEOUT}`, `server answerer ${answerer} send-proxy-v2`],
+    [
+      `frontend ${ACME_TLS_ANSWERER}`,
+      'mode tcp',
+      // Until the agent adds a challenge the list is empty and handshakes fail, as they should.
+      `bind ${answerer} accept-proxy ssl crt-list ${crtList} alpn ${ACME_TLS_PROTOCOL} strict-sni`,
+      `timeout client ${ACME_CLIENT_TIMEOUT}`,
+      // The validation ends with the handshake.
+      'tcp-request content reject',
+    ],
+  ];
+}
+
 // ---------------------------------------------------------------------------------------
 
-function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths, acme: boolean): string[] {
+/** `relay`: the abstract socket the TLS-ALPN-01 relay hands this listener's connections to, in place of the VIP. */
+function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths, acme: boolean, relay: string | null): string[] {
   const { listener } = f;
   const field = (attribute: string) => at('listener', listener.id, attribute);
   const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
@@ -481,12 +557,12 @@ function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderO
   return [
     `frontend ${frontendName(listener.id)}`,
     `mode ${f.mode}`,
-    ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}${bindOptions}`),
+    ...(relay ? [`bind ${relay} accept-proxy${bindOptions}`] : vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}${bindOptions}`)),
     // -1 (unlimited) leaves the frontend at the global cap; no frontend can exceed it anyway.
     ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
     `timeout client ${timeoutMs(field('timeout_client_data'), listener.timeouts.clientData)}`,
     ...(inspectDelay === '0' ? [] : [`tcp-request inspect-delay ${inspectDelay}`]),
-    ...allowedCidrLines(listener),
+    ...(relay ? [] : allowedCidrLines(listener)),
     ...(acme ? acmeAnswerLines(paths) : []),
     ...(tls ? hstsLines(listener, tls) : []),
     ...l7Lines(listener, f.policies),
@@ -647,12 +723,14 @@ export function renderHaproxyConfig(config: AmphoraConfig, paths: HaproxyPaths, 
   const frontends = planFrontends(config);
   const vips = frontends.length ? bindAddresses(config) : [];
   const peers = peersSection(config);
+  const relayed = tlsAlpnRelayed(config, frontends);
   const sections = [
     globalSection(config, paths, opts),
     ...(peers.length ? [peers] : []),
     defaultsSection(),
-    ...frontends.map((f) => frontendSection(f, vips, opts, paths, answersAcme(config, f.listener))),
+    ...frontends.map((f) => frontendSection(f, vips, opts, paths, answersAcme(config, f.listener), f === relayed ? relaySocket(config, f.listener.id) : null)),
     ...[acmeFrontend(config, frontends, vips, paths)].filter((section) => section.length > 0),
+    ...(relayed ? tlsAlpnSections(config, relayed, vips, opts, paths) : []),
     ...frontends.flatMap((f) => f.backends.map((b) => backendSection(b, paths, peers.length > 0))),
   ];
   return [header, ...sections.map(format)].join('\n');

@@ -185,6 +185,31 @@ export class HaproxyRuntime {
     }
   }
 
+  /**
+   * Serves `file` (certificate and key, PEM) from `crtList`: created in HAProxy's store and added
+   * to the list, or, when it was there already (`known`), swapped in place. A file HAProxy turns
+   * out not to hold after all (an agent that stopped between writing the file and telling
+   * HAProxy) is added.
+   */
+  async putCrtListCertificate(crtList: string, file: string, pem: string, known: boolean): Promise<void> {
+    if (known) {
+      try {
+        return await this.updateSslFile('cert', file, pem);
+      } catch (e) {
+        if (!(e instanceof RuntimeCommandError && /not referenced|doesn't exist|does not exist/i.test(e.reply))) throw e;
+      }
+    }
+    await this.expect(`new ssl cert ${word(file)}`, /New empty certificate store|already exists/i);
+    await this.updateSslFile('cert', file, pem);
+    await this.expect(`add ssl crt-list ${word(crtList)} ${word(file)}`, /Success!$/);
+  }
+
+  /** Stops serving `file` from `crtList` and drops it from HAProxy's store; one already gone is no error. */
+  async removeCrtListCertificate(crtList: string, file: string): Promise<void> {
+    await this.expect(`del ssl crt-list ${word(crtList)} ${word(file)}`, /deleted|does not exist|doesn't exist/i);
+    await this.expect(`del ssl cert ${word(file)}`, /deleted|does not exist|doesn't exist/i);
+  }
+
   /** Sets `key` to `value` in a map file HAProxy has loaded (in memory; the file is the caller's): replaced when present, added when not. */
   async setMapEntry(file: string, key: string, value: string): Promise<void> {
     const target = `${word(file)} ${word(key)}`;

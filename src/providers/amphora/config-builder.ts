@@ -16,6 +16,7 @@ import type {
   AmphoraConfig, L7PolicyConfig, L7RuleConfig, ListenerConfig, ListenerTlsConfig, MemberConfig, MonitorConfig, PoolConfig, PoolTlsConfig,
 } from '../../domain/amphora-config.js';
 import { ListenerDefaults, PoolDefaults } from '../../domain/defaults.js';
+import { acmeChallengeType, type AcmeChallengeType } from '../../domain/rules/acme.js';
 // The API admitted only these values; the listener and pool rules still type them as text.
 import type { AlpnProtocol, ClientAuthentication, LbAlgorithm, PoolProtocol, SessionPersistenceType, TlsVersion } from '../../domain/enums.js';
 import { settingsOf } from '../../db/records/tree-object.js';
@@ -208,6 +209,11 @@ function listenerConfig(l: ListenerRecord, pools: ReadonlySet<string>, policies:
 }
 
 /** The configuration of load balancer `lbId` for amphora `amphoraId`, stamped `version`. */
+/** Which ACME answerer the amphora renders (none when no listener is managed). */
+function acmeAnswering(type: AcmeChallengeType | null): Pick<AmphoraConfig, 'acmeHttp01' | 'acmeTlsAlpn01'> {
+  return { acmeHttp01: type === 'http-01', ...(type === 'tls-alpn-01' ? { acmeTlsAlpn01: true } : {}) };
+}
+
 export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: string, amphoraId: string, version: number): Promise<AmphoraConfig> {
   const [{ lb, listeners, pools, members, monitors }, policies, rules] = await Promise.all([
     servedTree(db, lbId),
@@ -249,6 +255,6 @@ export async function buildAmphoraConfig(db: Q, keyManager: KeyManager, lbId: st
     vip: { address: lb.vip_address, additional: lb.additional_vips.map((v) => v.ip_address) },
     listeners: listeners.map((l) => listenerConfig(l, poolIds, (policiesByListener.get(l.id) ?? []).map((p) => p.config), material)),
     pools: pools.map((p) => poolConfig(p, monitorByPool.get(p.id), membersByPool.get(p.id) ?? [], material)),
-    acmeHttp01: listeners.some((l) => l.acme_domains !== null),
+    ...acmeAnswering(acmeChallengeType(listeners)),
   };
 }

@@ -55,6 +55,8 @@ class FakeAgents {
       putCertificate: async () => undefined,
       putAcmeChallenge: async () => undefined,
       deleteAcmeChallenge: async () => undefined,
+      putAcmeAlpnCertificate: async () => undefined,
+      deleteAcmeAlpnCertificate: async () => undefined,
       info: async () => info,
       waitReady: async (signal) => {
         // A worker may stop before the step gets here: an abort that already happened must end the wait too.

@@ -19,6 +19,8 @@ import type { Database } from '../../../db/schema.js';
 import type { JobPayload } from '../../../provider-contract/operations.js';
 import { consumerOf, listenerRefColumns, syncConsumers } from '../../../certificate-use/consumers.js';
 import { isApiError } from '../../../domain/errors.js';
+import { acmeChallengeType } from '../../../domain/rules/acme.js';
+import type { AgentApi } from '../../../amphora-client/client.js';
 import { timestamp } from '../../../domain/time.js';
 import type { KeyManager } from '../../../keymanager/index.js';
 import type { AmphoraDeps } from '../deps.js';
@@ -153,11 +155,20 @@ export class AcmeManager {
       .execute();
     const reachable = amphorae.filter((a): a is { id: string; agent_url: string } => a.agent_url !== null);
     if (!reachable.length) throw new AcmeOrderError(`load balancer ${listener.load_balancer_id} has no amphora to answer the challenges`);
+    const siblings = await this.deps.db.kysely
+      .selectFrom('listener')
+      .select(['protocol', 'protocol_port', 'acme_domains'])
+      .where('load_balancer_id', '=', listener.load_balancer_id)
+      .execute();
+    const type = acmeChallengeType(siblings.map((r) => ({ ...r, ...listenerCodec.decode({ acme_domains: r.acme_domains }) }))) ?? 'http-01';
     const clients = await Promise.all(reachable.map((a) => this.deps.agent({ id: a.id, agentUrl: a.agent_url })));
+    const onEvery = async (call: (c: AgentApi) => Promise<void>) => void (await Promise.all(clients.map(call)));
     try {
       return await this.deps.orderer.order(listener.domains, {
-        put: async (token, keyAuthorization) => void (await Promise.all(clients.map((c) => c.putAcmeChallenge(token, keyAuthorization)))),
-        remove: async (token) => void (await Promise.all(clients.map((c) => c.deleteAcmeChallenge(token)))),
+        type,
+        put: (answer) =>
+          onEvery((c) => (answer.type === 'http-01' ? c.putAcmeChallenge(answer.token, answer.keyAuthorization) : c.putAcmeAlpnCertificate(answer.name, answer.certificate))),
+        remove: (answer) => onEvery((c) => (answer.type === 'http-01' ? c.deleteAcmeChallenge(answer.token) : c.deleteAcmeAlpnCertificate(answer.name))),
       });
     } finally {
       for (const c of clients) c.close();

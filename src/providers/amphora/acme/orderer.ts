@@ -1,8 +1,9 @@
 /**
  * One ACME order (RFC 8555) through `acme-client`: the account (its key kept in the data
- * directory's PKI folder, registered once per process), the order, each name's HTTP-01
- * challenge answered by the load balancer's amphorae, finalization with a new key and the
- * certificate chain. A failed validation is reported in the ACME server's own words.
+ * directory's PKI folder, registered once per process), the order, each name's challenge
+ * (HTTP-01, or TLS-ALPN-01 of RFC 8737 with the certificate acme-client makes) answered by the
+ * load balancer's amphorae, finalization with a new key and the certificate chain. A failed
+ * validation is reported in the ACME server's own words.
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import * as acme from 'acme-client';
 import type { Config } from '../../../config.js';
+import type { AcmeChallengeType } from '../../../domain/rules/acme.js';
 
 export interface IssuedCertificate {
   certificate: string;
@@ -19,10 +21,15 @@ export interface IssuedCertificate {
   notAfter: string;
 }
 
-/** Where a challenge is answered: every amphora of the load balancer, on port 80 of its VIP. */
+/** A challenge as the amphorae answer it: HTTP-01's token and key authorization, or TLS-ALPN-01's certificate (PEM, with its key) for a name. */
+export type AcmeAnswer = { type: 'http-01'; token: string; keyAuthorization: string } | { type: 'tls-alpn-01'; name: string; certificate: string };
+
+/** Where a challenge is answered: every amphora of the load balancer, at its VIP. */
 export interface ChallengeAnswerer {
-  put(token: string, keyAuthorization: string): Promise<void>;
-  remove(token: string): Promise<void>;
+  /** The one challenge type the load balancer answers (domain/rules/acme.ts's acmeChallengeType). */
+  readonly type: AcmeChallengeType;
+  put(answer: AcmeAnswer): Promise<void>;
+  remove(answer: AcmeAnswer): Promise<void>;
 }
 
 /** An order that failed: the message says for which name and why, as the ACME server put it. */
@@ -46,15 +53,16 @@ export class AcmeOrderer {
     const client = await this.account();
     const order = await client.createOrder({ identifiers: domains.map((value) => ({ type: 'dns', value })) });
     const authorizations = await client.getAuthorizations(order);
-    const answered: string[] = [];
+    const answered: AcmeAnswer[] = [];
     try {
       for (const authz of authorizations) {
         if (authz.status === 'valid') continue;
-        const challenge = authz.challenges.find((c) => c.type === 'http-01');
+        const challenge = authz.challenges.find((c) => c.type === answerer.type);
         if (!challenge)
-          throw new AcmeOrderError(`${authz.identifier.value}: the ACME server offers no http-01 challenge (it offers ${authz.challenges.map((c) => c.type).join(', ') || 'none'})`);
-        await answerer.put(challenge.token, await client.getChallengeKeyAuthorization(challenge));
-        answered.push(challenge.token);
+          throw new AcmeOrderError(`${authz.identifier.value}: the ACME server offers no ${answerer.type} challenge (it offers ${authz.challenges.map((c) => c.type).join(', ') || 'none'})`);
+        const answer = await answerFor(answerer.type, authz, await client.getChallengeKeyAuthorization(challenge), challenge.token);
+        await answerer.put(answer);
+        answered.push(answer);
         await client.completeChallenge(challenge);
       }
       for (const authz of authorizations) {
@@ -62,7 +70,7 @@ export class AcmeOrderer {
         try {
           await client.waitForValidStatus(authz);
         } catch (e) {
-          throw new AcmeOrderError(`${authz.identifier.value}: validation failed: ${(await this.refusal(client, order, authz.identifier.value)) ?? (e as Error).message}`);
+          throw new AcmeOrderError(`${authz.identifier.value}: validation failed: ${(await this.refusal(client, order, authz.identifier.value, answerer.type)) ?? (e as Error).message}`);
         }
       }
       const [key, csr] = await acme.crypto.createCsr({ commonName: domains[0], altNames: [...domains] }, await acme.crypto.createPrivateEcdsaKey('P-256'));
@@ -78,15 +86,15 @@ export class AcmeOrderer {
         notAfter: new Date(parsed.validTo).toISOString(),
       };
     } finally {
-      await Promise.all(answered.map((token) => answerer.remove(token).catch(() => undefined)));
+      await Promise.all(answered.map((answer) => answerer.remove(answer).catch(() => undefined)));
     }
   }
 
   /** The problem the server recorded on the name's challenge, e.g. the connection it could not make. */
-  private async refusal(client: acme.Client, order: acme.Order, name: string): Promise<string | null> {
+  private async refusal(client: acme.Client, order: acme.Order, name: string, type: AcmeChallengeType): Promise<string | null> {
     try {
       const authz = (await client.getAuthorizations(order)).find((a) => a.identifier.value === name);
-      const problem = authz?.challenges.find((c) => c.type === 'http-01')?.error as { type?: string; detail?: string } | undefined;
+      const problem = authz?.challenges.find((c) => c.type === type)?.error as { type?: string; detail?: string } | undefined;
       return problem ? `${problem.detail ?? ''}${problem.type ? ` (${problem.type})` : ''}`.trim() : null;
     } catch {
       return null;
@@ -115,4 +123,11 @@ export class AcmeOrderer {
     });
     return this.client;
   }
+}
+
+/** What the amphorae serve for one name's challenge: TLS-ALPN-01's self-signed certificate carries the key authorization's digest (RFC 8737 §3). */
+async function answerFor(type: AcmeChallengeType, authz: acme.Authorization, keyAuthorization: string, token: string): Promise<AcmeAnswer> {
+  if (type === 'http-01') return { type, token, keyAuthorization };
+  const [key, certificate] = await acme.crypto.createAlpnCertificate(authz, keyAuthorization, await acme.crypto.createPrivateEcdsaKey('P-256'));
+  return { type, name: authz.identifier.value, certificate: `${certificate.toString().trim()}\n${key.toString().trim()}\n` };
 }
