@@ -11,7 +11,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -166,6 +166,11 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
     assert.ok(served.checkHost(NAME));
     assert.equal(Date.parse(served.validTo), Date.parse(String(cert.not_after)));
     assert.equal(await connectError(vip, 80), 'ECONNREFUSED', 'validated on 443: no answerer of its own opened port 80');
+    // The relay that told the validation from the listener's clients was there only while it ran.
+    const rendered = amphoraConfigs(lbId);
+    assert.equal(rendered.length, 1);
+    assert.doesNotMatch(rendered[0]!, /acme-tls-alpn-01-relay/);
+    assert.match(rendered[0]!, new RegExp(`bind ${vip.replace(/\./g, '\\.')}:443 ssl`));
     // The account key stays in the data directory, owner-only.
     const accountKey = join(ostia.dataDir, 'pki', 'acme-account.key');
     assert.ok(existsSync(accountKey));
@@ -181,6 +186,16 @@ describe('managed certificates (ACME) against pebble', { skip: unmet('pebble') |
       });
       socket.on('error', reject);
     });
+  }
+
+  /** The haproxy.cfg of each amphora of load balancer `id`, as its agent rendered it last. */
+  function amphoraConfigs(id: string): string[] {
+    const root = join(ostia.dataDir, 'amphorae');
+    return readdirSync(root)
+      .map((amphora) => join(root, amphora, 'haproxy.cfg'))
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file, 'utf8'))
+      .filter((text) => text.startsWith(`# Load balancer ${id} `));
   }
 
   /** The error code of a TCP connection to `host:port`, or null when it connects. */

@@ -6,8 +6,11 @@
  *
  * - HTTP-01 on port 80 (AmphoraConfig's acmeHttp01): token → key authorization in a map
  *   (`set map` / `add map` / `del map`).
- * - TLS-ALPN-01 on port 443 (acmeTlsAlpn01): a challenge certificate per name in a crt-list
- *   (`new ssl cert`, its transaction, `add ssl crt-list`; `del ssl crt-list`, `del ssl cert`).
+ * - TLS-ALPN-01 on port 443 (acmeTlsAlpn01): a challenge certificate per name in a crt-list. The
+ *   relay that answers it costs every connection to the listener a hop, so it is rendered only
+ *   while a name is held: the first name reloads it in (the crt-list loaded with it), the last one
+ *   removed reloads it out, and names in between go through the runtime API (`new ssl cert`, its
+ *   transaction, `add ssl crt-list`; `del ssl crt-list`, `del ssl cert`).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,6 +66,14 @@ export class AcmeChallenges {
   }
 }
 
+/** What the TLS-ALPN-01 certificates need of the agent's HAProxy. */
+export interface TlsAlpnAnswerer {
+  /** HAProxy's runtime API while it runs with the answerer rendered, else null. */
+  runtime(): HaproxyRuntime | null;
+  /** The relay rendered in or out (a reload when that changes the file). */
+  answering(on: boolean): Promise<unknown>;
+}
+
 /** TLS-ALPN-01 challenge certificates by name: `<dir>/<name>.pem`, listed in the crt-list the answerer's bind loads. */
 export class AcmeAlpnCertificates {
   private readonly names = new Set<string>();
@@ -70,8 +81,7 @@ export class AcmeAlpnCertificates {
   constructor(
     private readonly crtList: string,
     private readonly dir: string,
-    /** HAProxy's runtime API while it runs with the answerer rendered, else null. */
-    private readonly runtime: () => HaproxyRuntime | null,
+    private readonly haproxy: TlsAlpnAnswerer,
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (existsSync(crtList))
@@ -94,14 +104,17 @@ export class AcmeAlpnCertificates {
     writeFileAtomically(file, challenge.certificate);
     this.names.add(name);
     this.save();
-    const runtime = this.runtime();
+    // A relay already rendered takes the certificate at run time; else its reload loads the list.
+    const runtime = this.haproxy.runtime();
     if (runtime) await runtime.putCrtListCertificate(this.crtList, file, challenge.certificate, known);
+    else await this.haproxy.answering(true);
   }
 
   async remove(name: string): Promise<void> {
     if (!this.names.delete(name)) return;
     this.save();
-    await this.runtime()?.removeCrtListCertificate(this.crtList, this.file(name));
+    if (this.names.size === 0) await this.haproxy.answering(false);
+    else await this.haproxy.runtime()?.removeCrtListCertificate(this.crtList, this.file(name));
     rmSync(this.file(name), { force: true });
   }
 

@@ -17,6 +17,9 @@
  *
  * A config with a `vrrp` section (ACTIVE_STANDBY) also has keepalived.conf rendered and checked with
  * the HAProxy file (400 if refused), and put in force once HAProxy serves the new config (./keepalived/).
+ *
+ * The agent adds one thing of its own to what is pushed: the TLS-ALPN-01 relay, rendered while a
+ * validation is under way (setTlsAlpn01Answering), and reloaded in and out like any change.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
@@ -24,7 +27,7 @@ import { AmphoraConfig } from '../domain/amphora-config.js';
 import { writeFileAtomically } from './atomic-file.js';
 import { RenderError } from './haproxy/encoders.js';
 import { HaproxyError, type HaproxyProcess } from './haproxy/process.js';
-import { renderedBackends, renderHaproxyConfig } from './haproxy/render.js';
+import { renderedBackends, renderHaproxyConfig, rendersTlsAlpn01, type RenderOptions } from './haproxy/render.js';
 import { serverName } from './haproxy/names.js';
 import { violations } from './typed-check.js';
 import { runtimeChanges, type RuntimeChanges } from './diff.js';
@@ -68,6 +71,7 @@ export class ConfigApplier {
   private current: AmphoraConfig | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly tls: TlsStore;
+  private tlsAlpn01Answering = false;
 
   constructor(private readonly opts: ConfigApplierOptions) {
     this.tls = new TlsStore(opts.layout.tlsDir);
@@ -80,6 +84,39 @@ export class ConfigApplier {
   /** 0 until a config is applied. */
   get version(): number {
     return this.current?.version ?? 0;
+  }
+
+  /** Whether the running HAProxy answers TLS-ALPN-01 (its relay rendered, the crt-list loaded). */
+  get rendersTlsAlpn01(): boolean {
+    return this.current !== null && this.opts.haproxy.running && rendersTlsAlpn01(this.current, this.renderOptions());
+  }
+
+  /**
+   * Renders the TLS-ALPN-01 relay in (a validation starts) or out (the last one ended) and reloads
+   * when that changes the file; before any config is applied it is only remembered, for the first.
+   */
+  setTlsAlpn01Answering(on: boolean): Promise<AppliedHow> {
+    return this.serialized(async () => {
+      const was = this.tlsAlpn01Answering;
+      this.tlsAlpn01Answering = on;
+      const config = this.current;
+      const file = this.opts.layout.haproxy.config;
+      if (!config || !this.opts.haproxy.running || !existsSync(file)) return 'unchanged';
+      const previousText = readFileSync(file, 'utf8');
+      try {
+        const text = this.render(config);
+        if (text === previousText) return 'unchanged';
+        const refusal = await this.opts.haproxy.validate(text);
+        if (refusal !== null) throw new ApplyError(500, `haproxy refused the configuration ${on ? 'with' : 'without'} the TLS-ALPN-01 relay`, refusal);
+        writeFileAtomically(file, text);
+        return await this.reload();
+      } catch (e) {
+        this.tlsAlpn01Answering = was;
+        if (readFileSync(file, 'utf8') !== previousText) await this.restoreFile(previousText);
+        if (e instanceof HaproxyError) throw new ApplyError(500, e.message, e.output);
+        throw e;
+      }
+    });
   }
 
   /** Validates `candidate` and applies it (see the module comment). */
@@ -202,11 +239,15 @@ export class ConfigApplier {
 
   private render(config: AmphoraConfig): string {
     try {
-      return renderHaproxyConfig(config, renderPaths(this.opts.layout), { maxconn: this.opts.maxconn });
+      return renderHaproxyConfig(config, renderPaths(this.opts.layout), this.renderOptions());
     } catch (e) {
       if (e instanceof RenderError) throw new ApplyError(400, 'the configuration cannot be rendered', e.message);
       throw e;
     }
+  }
+
+  private renderOptions(): RenderOptions {
+    return { maxconn: this.opts.maxconn, tlsAlpn01Answering: this.tlsAlpn01Answering };
   }
 
   /** The UDP table first: a config it cannot render is refused (400) and one nft refuses fails (500) before HAProxy is touched. */

@@ -18,7 +18,6 @@ import { ConfigApplier } from './apply.js';
 import { agentLayout } from './layout.js';
 import { buildAgentServer } from './server.js';
 import { AcmeAlpnCertificates, AcmeChallenges } from './acme-challenges.js';
-import { answersTlsAlpn01 } from './haproxy/render.js';
 import { UdpBalancer } from './udp/udp-balancer.js';
 
 const BootConfigSchema = Type.Object({
@@ -82,9 +81,12 @@ export async function startAgent(dirArgument: string, log: pino.Logger): Promise
   const applier = new ConfigApplier({ amphoraId: boot.amphoraId, layout, haproxy, vrrp, maxconn: boot.maxconn, log: say, udp });
   // Before the restored configuration starts HAProxy: it may name the map.
   const acmeChallenges = new AcmeChallenges(layout.acmeMap, () => (haproxy.running && applier.applied?.acmeHttp01 ? haproxy.runtime : null));
-  const acmeAlpnCertificates = new AcmeAlpnCertificates(layout.acmeAlpnCrtList, layout.acmeAlpnDir, () =>
-    haproxy.running && applier.applied && answersTlsAlpn01(applier.applied) ? haproxy.runtime : null,
-  );
+  const acmeAlpnCertificates = new AcmeAlpnCertificates(layout.acmeAlpnCrtList, layout.acmeAlpnDir, {
+    runtime: () => (applier.rendersTlsAlpn01 ? haproxy.runtime : null),
+    answering: (on) => applier.setTlsAlpn01Answering(on),
+  });
+  // Names a previous agent held when it stopped: their validation may still be under way.
+  if (acmeAlpnCertificates.size > 0) await applier.setTlsAlpn01Answering(true);
   await applier.restore();
 
   const heartbeat = new HeartbeatSender({

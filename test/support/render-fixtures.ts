@@ -62,7 +62,8 @@ export function poolTls(overrides: Partial<PoolTlsConfig> = {}): PoolTlsConfig {
   return { certificate: null, ca: null, crl: null, versions: [...PoolDefaults.tls_versions], ciphers: PoolDefaults.tls_ciphers, alpn: [...PoolDefaults.alpn_protocols], ...overrides };
 }
 
-export const goldenOptions: RenderOptions = { maxconn: 8000 };
+// Answering TLS-ALPN-01 changes only configs that ask for it (acme-tls-alpn-01), whose relay the golden file shows.
+export const goldenOptions: RenderOptions = { maxconn: 8000, tlsAlpn01Answering: true };
 
 export function member(n: number, overrides: Partial<MemberConfig> = {}): MemberConfig {
   return { id: ids.member(n), address: `10.0.1.${n}`, port: 8080, weight: 1, backup: false, enabled: true, monitorAddress: null, monitorPort: null, ...overrides };

@@ -13,7 +13,7 @@ import { repoRoot } from '../../../test/support/ostia-process.js';
 import type { AmphoraConfig } from '../../domain/amphora-config.js';
 import { RenderError } from './encoders.js';
 import { backendName, frontendName, parseBackendName, parseFrontendName, parseServerName, serverName } from './names.js';
-import { renderedBackends, renderHaproxyConfig } from './render.js';
+import { renderedBackends, renderHaproxyConfig, rendersTlsAlpn01 } from './render.js';
 import * as fx from '../../../test/support/render-fixtures.js';
 import { parseConfig } from '../../../test/support/haproxy-words.js';
 import { tlsFiles, type TlsFileKind } from './tls-files.js';
@@ -85,6 +85,16 @@ for (const [name, make] of Object.entries(fx.goldenConfigs)) {
     }
   });
 }
+
+test('the TLS-ALPN-01 relay is rendered only while a validation is under way: otherwise the listener binds the VIP itself', () => {
+  const config = fx.goldenConfigs['acme-tls-alpn-01']!();
+  const idle = renderHaproxyConfig(config, fx.goldenPaths(config.amphoraId), { ...fx.goldenOptions, tlsAlpn01Answering: false });
+  assert.equal(idle, render({ ...config, acmeTlsAlpn01: false }));
+  assert.doesNotMatch(idle, /acme-tls-alpn-01|abns@/);
+  assert.match(render(config), /frontend acme-tls-alpn-01-relay/);
+  assert.equal(rendersTlsAlpn01(config, fx.goldenOptions), true);
+  assert.equal(rendersTlsAlpn01(config, { ...fx.goldenOptions, tlsAlpn01Answering: false }), false);
+});
 
 test('names are the ids and parse back', () => {
   const [listenerId, poolId, memberId] = [fx.ids.listener(1), fx.ids.pool(2), fx.ids.member(3)];
