@@ -1,6 +1,7 @@
 /** Tags live in their own table so lists can filter on them in SQL. */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { inIds } from '../db/dialect.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -16,7 +17,7 @@ export async function writeTags(db: Q, id: string, tags: readonly string[] | und
 export async function readTags(db: Q, ids: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(ids.map((id) => [id, []]));
   if (!ids.length) return out;
-  const rows = await db.selectFrom('tag').select(['resource_id', 'tag']).where('resource_id', 'in', [...ids]).orderBy('tag').execute();
+  const rows = await db.selectFrom('tag').select(['resource_id', 'tag']).where(inIds(db, 'resource_id', ids)).orderBy('tag').execute();
   for (const r of rows) out.get(r.resource_id)?.push(r.tag);
   return out;
 }

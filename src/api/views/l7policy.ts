@@ -7,6 +7,7 @@ import { wants } from '../listing.js';
 import type { L7RuleRow } from '../../db/records/l7rule.js';
 import { l7RuleView } from './l7rule.js';
 import { treeView } from './tree-fields.js';
+import { inIds } from '../../db/dialect.js';
 
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -21,7 +22,7 @@ export async function l7PolicyRelations(db: Q, rows: readonly L7PolicyRow[], fie
   const ids = rows.map((r) => r.id);
   const rules = new Map<string, L7RuleRow[]>(ids.map((id) => [id, []]));
   if (ids.length && wants(fields, 'rules')) {
-    const ruleRows = await db.selectFrom('l7rule').selectAll().where('l7policy_id', 'in', ids).orderBy('created_at').orderBy('id').execute();
+    const ruleRows = await db.selectFrom('l7rule').selectAll().where(inIds(db, 'l7policy_id', ids)).orderBy('created_at').orderBy('id').execute();
     for (const r of ruleRows) rules.get(r.l7policy_id)?.push(r);
   }
   return { tags: await readTags(db, wants(fields, 'tags') ? ids : []), rules };

@@ -7,6 +7,7 @@ import type { ListenerSpec } from '../../domain/rules/listener.js';
 import { readTags } from '../tags.js';
 import { wants } from '../listing.js';
 import { treeView } from './tree-fields.js';
+import { inIds } from '../../db/dialect.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -20,7 +21,7 @@ export async function listenerRelations(db: Q, ids: string[], fields?: readonly 
   const l7policies = new Map<string, string[]>(ids.map((id) => [id, []]));
   const [tags, policies] = await Promise.all([
     readTags(db, wants(fields, 'tags') ? ids : []),
-    ids.length && wants(fields, 'l7policies') ? db.selectFrom('l7policy').select(['id', 'listener_id']).where('listener_id', 'in', ids).orderBy('position').orderBy('id').execute() : [],
+    ids.length && wants(fields, 'l7policies') ? db.selectFrom('l7policy').select(['id', 'listener_id']).where(inIds(db, 'listener_id', ids)).orderBy('position').orderBy('id').execute() : [],
   ]);
   for (const p of policies) l7policies.get(p.listener_id)?.push(p.id);
   return { tags, l7policies };

@@ -5,6 +5,7 @@ import { loadBalancerCodec, type LoadBalancerRow } from '../../db/records/load-b
 import { readTags } from '../tags.js';
 import { wants } from '../listing.js';
 import { treeView } from './tree-fields.js';
+import { inIds } from '../../db/dialect.js';
 
 
 export interface LoadBalancerRelations {
@@ -18,8 +19,8 @@ export async function loadBalancerRelations(db: Kysely<Database>, ids: string[],
   const listeners = new Map<string, string[]>(ids.map((id) => [id, []]));
   const pools = new Map<string, string[]>(ids.map((id) => [id, []]));
   const [ls, ps, tags] = await Promise.all([
-    ids.length && wants(fields, 'listeners') ? db.selectFrom('listener').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute() : [],
-    ids.length && wants(fields, 'pools') ? db.selectFrom('pool').select(['id', 'load_balancer_id']).where('load_balancer_id', 'in', ids).orderBy('created_at').orderBy('id').execute() : [],
+    ids.length && wants(fields, 'listeners') ? db.selectFrom('listener').select(['id', 'load_balancer_id']).where(inIds(db, 'load_balancer_id', ids)).orderBy('created_at').orderBy('id').execute() : [],
+    ids.length && wants(fields, 'pools') ? db.selectFrom('pool').select(['id', 'load_balancer_id']).where(inIds(db, 'load_balancer_id', ids)).orderBy('created_at').orderBy('id').execute() : [],
     readTags(db, wants(fields, 'tags') ? ids : []),
   ]);
   for (const l of ls) listeners.get(l.load_balancer_id)?.push(l.id);
@@ -28,7 +29,8 @@ export async function loadBalancerRelations(db: Kysely<Database>, ids: string[],
 }
 
 export function loadBalancerView(row: LoadBalancerRow, rel: LoadBalancerRelations) {
-  const { vip_sg_ids, additional_vips } = loadBalancerCodec.decode(row);
+  // Only the columns the view decodes: decoding the row copies all of it (~4 % of a list).
+  const { vip_sg_ids, additional_vips } = loadBalancerCodec.decode({ vip_sg_ids: row.vip_sg_ids, additional_vips: row.additional_vips });
   return treeView(row, {
     name: row.name,
     description: row.description,

@@ -1,8 +1,8 @@
-import { PostgresAdapter, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { onPostgres } from '../dialect.js';
 import { createPostgresStatusTriggers, dropPostgresStatusTriggers } from '../status-triggers.js';
 
-/** PostgreSQL announces status changes itself (status-triggers.ts); SQLite's triggers are each connection's own. */
-const onPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+// PostgreSQL announces status changes itself (status-triggers.ts); SQLite's triggers are each connection's own.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (onPostgres(db)) await createPostgresStatusTriggers(db);

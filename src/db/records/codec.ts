@@ -36,7 +36,8 @@ export function codec<R>(conversions: Conversions<R>): Codec<R> {
     }
     return out;
   };
-  const decoders = { bool: (v: unknown) => v === 1 || v === true, json: (v: unknown) => JSON.parse(v as string) as unknown };
+  // Most list columns are empty: '[]' read without the parser (a fresh array each time, as the parser gives).
+  const decoders = { bool: (v: unknown) => v === 1 || v === true, json: (v: unknown) => (v === '[]' ? [] : (JSON.parse(v as string) as unknown)) };
   const encoders = { bool: (v: unknown) => (v ? 1 : 0), json: (v: unknown) => JSON.stringify(v) };
   return {
     decode: <T extends Partial<Row<R>>>(row: T) => convert(row, decoders) as Decoded<R, T>,
