@@ -67,6 +67,7 @@ test('an amphora load balancer whose every object OVN takes fits, and moving it 
   const [a] = summary.loadBalancers;
   assert.deepEqual([a!.id, a!.provider, a!.verdict, a!.amphorae, a!.refusals], [lb.id, 'amphora', 'fits-ovn', 1, []]);
   assert.match(a!.explanation, /^Fits OVN: .* frees 1 amphora/);
+  assert.ok(a!.explanation.endsWith(`with its VIP kept: ostia migrate ${lb.id} --provider ovn --wait.`), a!.explanation);
   assert.deepEqual([summary.amphoraLoadBalancers, summary.movable, summary.amphoraeToday, summary.amphoraeAfter, summary.amphoraeSaved], [1, 1, 1, 0, 1]);
   assert.match(summary.explanation, /^1 of 1 amphora load balancer\(s\) could move to OVN, freeing 1 of 1 amphora/);
 });

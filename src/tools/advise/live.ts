@@ -114,7 +114,7 @@ function adviseOne(lb: LoadBalancerRecord, trees: Trees): LiveAdvice {
   if (lb.provider === OVN) return { ...base, verdict: 'on-ovn', refusals: [], explanation: 'On OVN already: no amphora.' };
   if ((ProviderAliases[lb.provider] ?? lb.provider) !== 'amphora') return { ...base, verdict: 'no-data-plane', refusals: [], explanation: `Provider ${lb.provider}: no amphorae to save.` };
   const refusals = refusalsOf(lb, trees);
-  if (!refusals.length) return { ...base, verdict: 'fits-ovn', refusals, explanation: `Fits OVN: the OVN provider's checks take every object of it; moving it frees ${amphorae} amphora(e).` };
+  if (!refusals.length) return { ...base, verdict: 'fits-ovn', refusals, explanation: `Fits OVN: the OVN provider's checks take every object of it; moving it frees ${amphorae} amphora(e), with its VIP kept: ostia migrate ${lb.id} --provider ovn --wait.` };
   const reasons = [...new Set(refusals.map((r) => r.reason))];
   // An object may be refused more than once (an HTTP pool balanced ROUND_ROBIN): the objects are counted.
   const objects = new Set(refusals.map((r) => r.object)).size;
