@@ -27,13 +27,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { VIP_SUBNET_ID } from '../src/config.js';
 import { startOstia } from '../test/support/ostia-process.js';
 import { BEFORE_FREE_ADDRESS_INDEX, createsAtScale, createsAtScaleTable } from './support/creates-at-scale.js';
+import { postgresServer } from './support/private-postgres.js';
 import { cpuSeconds, processTree } from './support/processes.js';
+import { startSplit, type Deployment } from './support/soak-deployments.js';
 import { percentile } from './support/stats.js';
 import { num } from './support/table.js';
 
-const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lists 100,1000] [--creates 50] [--close] [--scale 100,1000,10000]
+const USAGE = `Usage: node dist/bench/api.js [--json] [--seconds 10] [--concurrency 8] [--lists 100,1000] [--creates 50] [--close] [--scale 100,1000,10000] [--split [--database-url URL]]
 
 Ostia's API (ostia up, noop provider) and, when it runs, the Octavia 11 baseline, measured in the same run:
 create of as many load balancers as the longest of --lists by --concurrency clients, GET one and GET a page of
@@ -44,6 +47,9 @@ one JSON document on stdout.
 --existing N [--baseline-ref REF]: then --creates creates → ACTIVE, interleaved, on four more Ostias: this version
 and REF (default ${BEFORE_FREE_ADDRESS_INDEX}, before the free-address index; built once from git), each empty and
 grown to N load balancers (bench/support/creates-at-scale.ts).
+--split: Ostia as two \`ostia api\` and two \`ostia worker\` on PostgreSQL (--database-url or OSTIA_TEST_PG_URL, else a
+private server), the timed GETs round-robin over both APIs and PostgreSQL's CPU counted, as Octavia runs two uwsgi
+processes on MariaDB; without it, one \`ostia up\` (one Node thread) on SQLite.
 `;
 /** Page size of the --scale walk: Octavia's default pagination_max_limit. */
 const SCALE_PAGE = 1000;
@@ -70,6 +76,8 @@ interface Target {
   readonly name: string;
   /** API root, no trailing slash. */
   readonly base: string;
+  /** Further API processes of the same deployment: the timed GETs go round-robin over base and these. */
+  readonly otherBases?: readonly string[];
   readonly headers: Readonly<Record<string, string>>;
   readonly vipSubnetId: string;
   /** false when the server closes every connection after one response (uwsgi http-socket). */
@@ -196,12 +204,14 @@ async function load(c: Client, t: Target, url: string, concurrency: number, seco
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + seconds * 1000;
+  const urls = [url, ...(t.otherBases ?? []).map((base) => base + url.slice(t.base.length))];
+  let sent = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
         try {
-          const r = await c.request('GET', url, t.headers);
+          const r = await c.request('GET', urls[sent++ % urls.length]!, t.headers);
           latencies.push(performance.now() - t0);
           if (r.status !== 200) errors++;
         } catch {
@@ -377,6 +387,38 @@ async function ostiaTarget(keepAlive: boolean): Promise<Target> {
   }
 }
 
+/**
+ * The production shape beside Octavia's two uwsgi processes: two `ostia api` and two `ostia worker`
+ * on a PostgreSQL database (a private server unless `databaseUrl`), PostgreSQL's CPU counted as the
+ * server's as MariaDB's is Octavia's.
+ */
+async function splitTarget(keepAlive: boolean, databaseUrl: string | undefined): Promise<Target> {
+  const server = postgresServer(databaseUrl);
+  let deployment: Deployment;
+  try {
+    deployment = await startSplit(server.url, { apis: 2, workers: 2 });
+  } catch (err) {
+    server.stop();
+    throw err;
+  }
+  const [first, ...others] = deployment.apis;
+  return {
+    name: 'Ostia (2 api + 2 worker, PostgreSQL)',
+    base: first!.base,
+    otherBases: others.map((a) => a.base),
+    headers: first!.headers,
+    vipSubnetId: VIP_SUBNET_ID,
+    keepAlive,
+    listPath: `/v2/lbaas/loadbalancers`,
+    serverPids: () => [...deployment.serverPids(), ...deployment.databasePids()],
+    cleanup: async () => {},
+    close: async () => {
+      await deployment.stop();
+      server.stop();
+    },
+  };
+}
+
 function baselineUrl(): string {
   return (process.env.OCTAVIA_BASELINE_URL ?? `http://127.0.0.1:${process.env.API_PORT ?? '19876'}`).replace(/\/+$/, '');
 }
@@ -516,6 +558,8 @@ async function main(): Promise<void> {
       close: { type: 'boolean', default: false },
       existing: { type: 'string', default: '0' },
       'baseline-ref': { type: 'string', default: BEFORE_FREE_ADDRESS_INDEX },
+      split: { type: 'boolean', default: false },
+      'database-url': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -541,7 +585,7 @@ async function main(): Promise<void> {
       await baseline.close();
     }
   }
-  const ostia = await ostiaTarget(!values.close);
+  const ostia = values.split ? await splitTarget(!values.close, values['database-url'] ?? process.env.OSTIA_TEST_PG_URL) : await ostiaTarget(!values.close);
   let ostiaResult: TargetResult;
   let scalePoints: ScalePoint[] = [];
   try {

@@ -18,7 +18,7 @@ export class ApiClient {
     readonly name: string,
     /** API root, no trailing slash. */
     readonly base: string,
-    private readonly headers: Readonly<Record<string, string>>,
+    readonly headers: Readonly<Record<string, string>>,
     /**
      * false for the baseline's uwsgi `http-socket`, which closes every connection after one response
      * without saying so (see bench/api.ts): a reused socket would fail with "socket hang up".
