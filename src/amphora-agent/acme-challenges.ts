@@ -18,6 +18,7 @@ import type { AcmeAlpnCertificate, AcmeChallenge } from '../domain/amphora-confi
 import { isAcmeDomain } from '../domain/rules/acme.js';
 import { writeFileAtomically } from './atomic-file.js';
 import type { HaproxyRuntime } from './haproxy/runtime.js';
+import { OneAtATime } from './one-at-a-time.js';
 
 /** A few concurrent orders of a load balancer's listeners, a hundred names each at most. */
 export const MAX_ACME_CHALLENGES = 1000;
@@ -77,6 +78,8 @@ export interface TlsAlpnAnswerer {
 /** TLS-ALPN-01 challenge certificates by name: `<dir>/<name>.pem`, listed in the crt-list the answerer's bind loads. */
 export class AcmeAlpnCertificates {
   private readonly names = new Set<string>();
+  // One change at a time: a name set while the first one's reload is under way must wait for it to know whether the relay is there.
+  private readonly turns = new OneAtATime();
 
   constructor(
     private readonly crtList: string,
@@ -96,26 +99,30 @@ export class AcmeAlpnCertificates {
     return this.names.size;
   }
 
-  async set(name: string, challenge: AcmeAlpnCertificate): Promise<void> {
-    if (!isAcmeDomain(name)) throw new AcmeChallengeError(`'${name}' is not a DNS name an ACME server validates`);
-    const known = this.names.has(name);
-    if (!known) roomForOneMore(this.names.size);
-    const file = this.file(name);
-    writeFileAtomically(file, challenge.certificate);
-    this.names.add(name);
-    this.save();
-    // A relay already rendered takes the certificate at run time; else its reload loads the list.
-    const runtime = this.haproxy.runtime();
-    if (runtime) await runtime.putCrtListCertificate(this.crtList, file, challenge.certificate, known);
-    else await this.haproxy.answering(true);
+  set(name: string, challenge: AcmeAlpnCertificate): Promise<void> {
+    return this.turns.run(async () => {
+      if (!isAcmeDomain(name)) throw new AcmeChallengeError(`'${name}' is not a DNS name an ACME server validates`);
+      const known = this.names.has(name);
+      if (!known) roomForOneMore(this.names.size);
+      const file = this.file(name);
+      writeFileAtomically(file, challenge.certificate);
+      this.names.add(name);
+      this.save();
+      // A relay already rendered takes the certificate at run time; else its reload loads the list.
+      const runtime = this.haproxy.runtime();
+      if (runtime) await runtime.putCrtListCertificate(this.crtList, file, challenge.certificate, known);
+      else await this.haproxy.answering(true);
+    });
   }
 
-  async remove(name: string): Promise<void> {
-    if (!this.names.delete(name)) return;
-    this.save();
-    if (this.names.size === 0) await this.haproxy.answering(false);
-    else await this.haproxy.runtime()?.removeCrtListCertificate(this.crtList, this.file(name));
-    rmSync(this.file(name), { force: true });
+  remove(name: string): Promise<void> {
+    return this.turns.run(async () => {
+      if (!this.names.delete(name)) return;
+      this.save();
+      if (this.names.size === 0) await this.haproxy.answering(false);
+      else await this.haproxy.runtime()?.removeCrtListCertificate(this.crtList, this.file(name));
+      rmSync(this.file(name), { force: true });
+    });
   }
 
   private file(name: string): string {

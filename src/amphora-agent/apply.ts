@@ -34,6 +34,7 @@ import { runtimeChanges, type RuntimeChanges } from './diff.js';
 import { renderPaths, type AgentLayout } from './layout.js';
 import { tlsFiles } from './haproxy/tls-files.js';
 import { TlsStore } from './tls-store.js';
+import { OneAtATime } from './one-at-a-time.js';
 import { VrrpRefused, type Vrrp } from './keepalived/vrrp.js';
 import type { UdpBalancer } from './udp/udp-balancer.js';
 
@@ -69,7 +70,7 @@ export interface ConfigApplierOptions {
 
 export class ConfigApplier {
   private current: AmphoraConfig | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly turns = new OneAtATime();
   private readonly tls: TlsStore;
   private tlsAlpn01Answering = false;
 
@@ -96,7 +97,7 @@ export class ConfigApplier {
    * when that changes the file; before any config is applied it is only remembered, for the first.
    */
   setTlsAlpn01Answering(on: boolean): Promise<AppliedHow> {
-    return this.serialized(async () => {
+    return this.turns.run(async () => {
       const was = this.tlsAlpn01Answering;
       this.tlsAlpn01Answering = on;
       const config = this.current;
@@ -126,7 +127,7 @@ export class ConfigApplier {
     const config = candidate as AmphoraConfig;
     if (config.amphoraId !== this.opts.amphoraId)
       return Promise.reject(new ApplyError(409, `the configuration is for amphora ${config.amphoraId}, this is amphora ${this.opts.amphoraId}`));
-    return this.serialized(() => this.applyValid(config));
+    return this.turns.run(() => this.applyValid(config));
   }
 
   /**
@@ -150,12 +151,6 @@ export class ConfigApplier {
       const failure = e as ApplyError;
       this.opts.log.error(`cannot re-apply ${appliedConfig}: ${failure.message}${failure.details ? `\n${failure.details}` : ''}`);
     }
-  }
-
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(task, task);
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   private async applyValid(config: AmphoraConfig): Promise<ApplyResult> {
