@@ -14,6 +14,7 @@ import type { Db } from '../../../db/database.js';
 import { acmeCertificateCodec, type AcmeCertificateRecord } from '../../../db/records/acme-certificate.js';
 import { listenerCodec } from '../../../db/records/listener.js';
 import { lockForChildChange } from '../../../db/lb-lock.js';
+import { BEING_REMOVED } from '../../../db/lb-tree.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { JobPayload } from '../../../provider-contract/operations.js';
@@ -159,6 +160,8 @@ export class AcmeManager {
       .selectFrom('listener')
       .select(['protocol', 'protocol_port', 'acme_domains'])
       .where('load_balancer_id', '=', listener.load_balancer_id)
+      // As the amphorae's configuration sees them (servedTree): a listener being deleted is gone.
+      .where('provisioning_status', '!=', BEING_REMOVED)
       .execute();
     const type = acmeChallengeType(siblings.map((r) => ({ ...r, ...listenerCodec.decode({ acme_domains: r.acme_domains }) }))) ?? 'http-01';
     const clients = await Promise.all(reachable.map((a) => this.deps.agent({ id: a.id, agentUrl: a.agent_url })));
