@@ -489,6 +489,17 @@ function acmeFrontend(config: AmphoraConfig, frontends: readonly FrontendPlan[],
   ];
 }
 
+/** The listener's port on every VIP address, with `options` after each. */
+function vipBindLines(listener: ListenerConfig, vips: readonly string[], options = ''): string[] {
+  return vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, at('listener', listener.id, 'protocol_port'), listener.port)}${options}`);
+}
+
+/** The listener's connection limit; -1 (unlimited) leaves the frontend at the global cap, which no frontend can exceed anyway. */
+function maxconnLines(listener: ListenerConfig, opts: RenderOptions): string[] {
+  const limit = enc.integer(at('listener', listener.id, 'connection_limit'), listener.connectionLimit, -1, MaxInt32);
+  return limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`];
+}
+
 /**
  * The TERMINATED_HTTPS frontend on port 443 that TLS-ALPN-01 validation reaches through the relay,
  * while this amphora answers it: HAProxy picks a certificate by SNI alone, and the challenge's
@@ -518,7 +529,6 @@ function relaySocket(config: AmphoraConfig, what: string): string {
 function tlsAlpnSections(config: AmphoraConfig, relayed: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths): string[][] {
   const { listener } = relayed;
   const field = (attribute: string) => at('listener', listener.id, attribute);
-  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
   const clientTimeout = timeoutMs(field('timeout_client_data'), listener.timeouts.clientData);
   const crtList = enc.absolutePath('acme crt-list', paths.acmeAlpnCrtList);
   const answerer = relaySocket(config, ACME_TLS_ANSWERER);
@@ -526,8 +536,8 @@ function tlsAlpnSections(config: AmphoraConfig, relayed: FrontendPlan, vips: rea
     [
       `frontend ${ACME_TLS_RELAY}`,
       'mode tcp',
-      ...vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}`),
-      ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
+      ...vipBindLines(listener, vips),
+      ...maxconnLines(listener, opts),
       `timeout client ${clientTimeout}`,
       `tcp-request inspect-delay ${CLIENT_HELLO_WAIT}`,
       `acl ${ACME_TLS_ACL} req.ssl_alpn ${ACME_TLS_PROTOCOL}`,
@@ -556,16 +566,14 @@ function tlsAlpnSections(config: AmphoraConfig, relayed: FrontendPlan, vips: rea
 function frontendSection(f: FrontendPlan, vips: readonly string[], opts: RenderOptions, paths: HaproxyPaths, acme: boolean, relay: string | null): string[] {
   const { listener } = f;
   const field = (attribute: string) => at('listener', listener.id, attribute);
-  const limit = enc.integer(field('connection_limit'), listener.connectionLimit, -1, MaxInt32);
   const inspectDelay = timeoutMs(field('timeout_tcp_inspect'), listener.timeouts.tcpInspect);
   const tls = listenerTls(listener);
   const bindOptions = tls ? ` ${bindTlsOptions(listener, tls, paths).join(' ')}` : '';
   return [
     `frontend ${frontendName(listener.id)}`,
     `mode ${f.mode}`,
-    ...(relay ? [`bind ${relay} accept-proxy${bindOptions}`] : vips.map((vip) => `bind ${enc.socketAddress('vip address', vip, field('protocol_port'), listener.port)}${bindOptions}`)),
-    // -1 (unlimited) leaves the frontend at the global cap; no frontend can exceed it anyway.
-    ...(limit === '-1' ? [] : [`maxconn ${Math.min(Number(limit), opts.maxconn)}`]),
+    ...(relay ? [`bind ${relay} accept-proxy${bindOptions}`] : vipBindLines(listener, vips, bindOptions)),
+    ...maxconnLines(listener, opts),
     `timeout client ${timeoutMs(field('timeout_client_data'), listener.timeouts.clientData)}`,
     ...(inspectDelay === '0' ? [] : [`tcp-request inspect-delay ${inspectDelay}`]),
     ...(relay ? [] : allowedCidrLines(listener)),
